@@ -1,0 +1,143 @@
+"""Classify a Harbor trial like CSB's status tool, and tell infrastructure failures from task outcomes.
+
+Pure: callers read the files (see `bot.csb.results`) and pass the parsed data or text in.
+
+Infra precedence, decided once here:
+1. An exception type that is infrastructure by itself (`AgentSetupTimeoutError`, `DaytonaError`, …) is infra.
+2. Otherwise any infra pattern (rate limit, Daytona sandbox, docker compose, token refresh 403) found in the
+   exception type, message, traceback or log text makes it infra, whatever the exception type: a
+   `NonZeroAgentExitCodeError` whose agent died of a 429 is the API's fault, not the task's.
+3. Everything else is a task outcome (`AgentTimeoutError`, `NonZeroAgentExitCodeError`,
+   `VerifierTimeoutError`, `RewardFileNotFoundError`, any other exception, and `failed`), never retried.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from bot.domain.outcome import LaneStatus, TrialOutcome
+
+_INFRA_TYPES = frozenset({"AgentSetupTimeoutError", "DaytonaError"})
+
+# Each pattern is applied line by line (re.M), so "token refresh … 403" must sit on one line.
+_INFRA_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"rate[ _-]?limit", re.I),
+    # 429 as a status code, not a line number in a traceback ("line 429", "foo.py:429").
+    re.compile(r"(?<![\d.])(?<!line )(?<!\.py:)429(?!\d)", re.I),
+    re.compile(r"overloaded", re.I),
+    re.compile(r"sandbox not found", re.I),
+    re.compile(r"daytona\w*error", re.I),
+    re.compile(r"AgentSetupTimeoutError"),
+    re.compile(r"^(?=.*docker[ -]?compose)(?=.*(?:fail|error)).*$", re.I | re.M),
+    re.compile(r"^(?=.*refresh)(?=.*token)(?=.*(?:(?<!\d)403(?!\d)|forbidden)).*$", re.I | re.M),
+)
+
+_REASON_LIMIT = 200
+
+
+def infra_evidence(exception_type: str | None, text: str) -> str | None:
+    """The line that marks a failure as infrastructure, or None for a task outcome.
+
+    Returned rather than a bare bool so the reason shown on the status card can quote it.
+    """
+    if exception_type in _INFRA_TYPES:
+        return exception_type
+    for line in f"{exception_type or ''}\n{text}".splitlines():
+        if any(pattern.search(line) for pattern in _INFRA_PATTERNS):
+            return _shorten(line)
+    return None
+
+
+def is_infra_failure(exception_type: str | None, text: str) -> bool:
+    """True when a retry may succeed: see the module docstring for the precedence."""
+    return infra_evidence(exception_type, text) is not None
+
+
+def classify_trial(data: Mapping[str, Any]) -> TrialOutcome:
+    """Status of one trial `result.json`, in the order of CSB's table: exception, then reward."""
+    exception_info = data.get("exception_info")
+    if exception_info is not None:
+        return _errored(exception_info)
+    reward = trial_reward(data)
+    if reward is not None and reward > 0:
+        return TrialOutcome(status=LaneStatus.PASSED, reward=reward)
+    return TrialOutcome(status=LaneStatus.FAILED, reward=reward)
+
+
+def trial_reward(data: Mapping[str, Any]) -> float | None:
+    """`verifier_result.rewards.reward` (CSB's tool falls back to `score`); None if absent or not numeric."""
+    verifier = data.get("verifier_result")
+    rewards = verifier.get("rewards") if isinstance(verifier, Mapping) else None
+    if not isinstance(rewards, Mapping):
+        return None
+    value = rewards.get("reward", rewards.get("score"))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def classify_missing(
+    *, exit_code: int | None, age: timedelta, timeout: timedelta, log_tail: str = ""
+) -> TrialOutcome:
+    """A lane with no trial result yet: still running, timed out, or Harbor died before writing one.
+
+    Harbor exiting without a trial result is always infrastructure (the task never got its chance).
+    """
+    if exit_code is None:
+        if age < timeout:
+            return TrialOutcome(status=LaneStatus.RUNNING)
+        reason = f"no trial result after {_duration(age)} (limit {_duration(timeout)})"
+        return TrialOutcome(status=LaneStatus.TIMEOUT, reason=reason)
+    reason = f"harbor exited {exit_code} without a trial result"
+    evidence = infra_evidence(None, log_tail) or _last_line(log_tail)
+    if evidence:
+        reason = f"{reason}; log: {evidence}"
+    return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+
+
+def _errored(exception_info: Any) -> TrialOutcome:
+    exception_type, message, traceback = _exception_parts(exception_info)
+    evidence = infra_evidence(exception_type, f"{message}\n{traceback}")
+    reason = _shorten(_first_line(message)) or exception_type or "trial raised an exception"
+    return TrialOutcome(
+        status=LaneStatus.ERRORED,
+        exception_type=exception_type,
+        reason=reason,
+        infra=evidence is not None,
+    )
+
+
+def _exception_parts(exception_info: Any) -> tuple[str | None, str, str]:
+    """Harbor writes `exception_type/_message/_traceback`; CSB's tool also reads `type/message/traceback`."""
+    if not isinstance(exception_info, Mapping):
+        return None, str(exception_info), ""
+    exception_type = exception_info.get("exception_type", exception_info.get("type"))
+    message = exception_info.get("exception_message", exception_info.get("message"))
+    traceback = exception_info.get("exception_traceback", exception_info.get("traceback"))
+    return (
+        str(exception_type) if exception_type else None,
+        str(message) if message is not None else "",
+        str(traceback) if traceback is not None else "",
+    )
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _last_line(text: str) -> str | None:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return _shorten(lines[-1]) if lines else None
+
+
+def _shorten(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
+
+
+def _duration(delta: timedelta) -> str:
+    minutes = int(delta.total_seconds()) // 60
+    return f"{minutes // 60}h{minutes % 60:02d}m"

@@ -1,0 +1,63 @@
+"""The words of `/csb help` and `/csb help run`, as Slack mrkdwn.
+
+`run_help` is generated from `RunParams` and the flag table of `command_line`, so a new field, a
+changed default or a new enum member shows up in help without anyone editing this file.
+"""
+
+from __future__ import annotations
+
+from .command_line import POSITIONAL_FIELD, RUN_FLAGS, SUBCOMMANDS, USAGE, Flag, default_text, value_kind
+from .spec import RunParams
+
+SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
+RUN_EXAMPLE = "/csb run csb_sdlc_fix --model anthropic/claude-sonnet-4-6 --parallel 8"
+
+_SUBCOMMAND_LINES: dict[str, str] = {
+    "run": "`/csb run [suite] [flags]` — ask for a paired baseline + MCP run; it starts once approved",
+    "help": "`/csb help [run]` — this list, or the flags of `run`",
+    "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
+    "status": "`/csb status [run]` — queued and running runs, or one run's progress",
+    "cancel": "`/csb cancel <run>` — stop a run: queued lanes are dropped, running ones stopped",
+    "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
+    "audit": "`/csb audit [run]` — who asked for, approved and cancelled what, and when",
+    "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
+}
+
+
+def help_overview() -> str:
+    """Every subcommand on one line, in the order `SUBCOMMANDS` lists them."""
+    lines = ["*CodeScaleBench bot*", *(f"• {_SUBCOMMAND_LINES[name]}" for name in SUBCOMMANDS)]
+    lines.append("`/csb help run` for the flags.")
+    return "\n".join(lines)
+
+
+def run_help(defaults_note: str | None = None) -> str:
+    """The flags of `/csb run`; `defaults_note` says what "auto" means on this deployment."""
+    lines = [
+        "*`/csb run`*: nothing starts until someone approves the card.",
+        f"`{USAGE}`",
+        *(_field_line(field) for field in RunParams.model_fields),
+        "`--flag=value` works too; `—flag` (Slack's dash) counts as `--flag`. Quote paths with spaces.",
+        f"Example: `{RUN_EXAMPLE}`",
+    ]
+    text = "\n".join(lines)
+    if defaults_note:
+        room = SLACK_SECTION_LIMIT - len(text) - 1
+        note = defaults_note if len(defaults_note) <= room else defaults_note[: room - 1] + "…"
+        text = f"{text}\n{note}"
+    return text
+
+
+def _field_line(field: str) -> str:
+    info = RunParams.model_fields[field]
+    spellings = " | ".join(_spelling(flag) for flag in RUN_FLAGS if flag.field == field)
+    if field == POSITIONAL_FIELD:
+        spellings = f"`[{field}]` | {spellings}"
+    return f"• {spellings} — _{value_kind(field)}_. {info.description} Default: {default_text(field)}."
+
+
+def _spelling(flag: Flag) -> str:
+    names = "`" + (flag.name if flag.is_switch else f"{flag.name} {flag.metavar}") + "`"
+    if flag.aliases:
+        names += " (alias " + ", ".join(f"`{alias}`" for alias in flag.aliases) + ")"
+    return names

@@ -1,0 +1,33 @@
+"""Lane outcomes in CSB's own words, and which failures are the infrastructure's fault."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class LaneStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in (LaneStatus.QUEUED, LaneStatus.RUNNING)
+
+
+class TrialOutcome(BaseModel):
+    """The classified result of one lane's trial."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: LaneStatus
+    reward: float | None = None
+    exception_type: str | None = None
+    reason: str | None = None
+    infra: bool = False  # an infrastructure failure, worth a retry (never set for task outcomes)
