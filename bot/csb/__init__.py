@@ -1,0 +1,54 @@
+"""Everything that knows CSB's files: task files, config names, the lane command, and trial results."""
+
+from bot.csb.catalog import CANONICAL_SUITE_FILE, DEFAULT_SELECTION_FILE, SUITES_DIR, Catalog
+from bot.csb.command import (
+    AGENT_IMPORT_PATH,
+    DEFAULT_TIMEOUT_MULTIPLIER,
+    jobs_dir,
+    lane_command,
+    lane_env,
+    model_short,
+    run_dir_name,
+    shell_line,
+)
+from bot.csb.configs import (
+    EVAL_MATRIX_PATH,
+    MCP_TYPES,
+    accepted_full_configs,
+    baseline_config_for,
+    full_config_name,
+    lane_plans,
+    load_eval_matrix,
+)
+from bot.csb.results import find_trial_result, lane_outcome, read_log_tail, read_trial, trial_usage
+from bot.csb.task_file import TaskFile, parse_task_file, task_folder
+
+__all__ = [
+    "AGENT_IMPORT_PATH",
+    "CANONICAL_SUITE_FILE",
+    "DEFAULT_SELECTION_FILE",
+    "DEFAULT_TIMEOUT_MULTIPLIER",
+    "EVAL_MATRIX_PATH",
+    "MCP_TYPES",
+    "SUITES_DIR",
+    "Catalog",
+    "TaskFile",
+    "accepted_full_configs",
+    "baseline_config_for",
+    "find_trial_result",
+    "full_config_name",
+    "jobs_dir",
+    "lane_command",
+    "lane_env",
+    "lane_outcome",
+    "lane_plans",
+    "load_eval_matrix",
+    "model_short",
+    "parse_task_file",
+    "read_log_tail",
+    "read_trial",
+    "run_dir_name",
+    "shell_line",
+    "task_folder",
+    "trial_usage",
+]

@@ -1,0 +1,167 @@
+"""Find and read the trial `result.json` Harbor writes for a lane, and turn it into a `TrialOutcome`.
+
+Layout: `<jobs-dir>/<job timestamp>/<trial>/result.json`, where the trial folder is the task folder's name cut
+to 32 characters plus `__<id>` (Harbor's rule). Next to the trial folders sits a job-level `result.json`
+(counts, no verifier result), which is not a trial.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bot.domain.classify import classify_missing, classify_trial, infra_evidence
+from bot.domain.outcome import LaneStatus, TrialOutcome
+
+RESULT_FILE = "result.json"
+LOG_TAIL_BYTES = 4096
+
+_HARBOR_NAME_LIMIT = 32
+_TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")  # a trial folder: nothing below it is another trial
+
+
+def find_trial_result(jobs_dir: Path, task_id: str) -> Path | None:
+    """The newest trial result of `task_id` anywhere below `jobs_dir`, or None when there is none yet."""
+    found = [path for path in _candidates(jobs_dir, task_id) if _belongs_to(path, task_id)]
+    if not found:
+        return None
+    return max(found, key=_mtime)
+
+
+def read_trial(path: Path) -> TrialOutcome:
+    """Classify one trial result; an unreadable file is `errored` (infra, as CSB fingerprints it)."""
+    data, problem = _load(path)
+    if data is None:
+        return TrialOutcome(
+            status=LaneStatus.ERRORED, reason=f"result.json unreadable: {problem}", infra=True
+        )
+    return classify_trial(data)
+
+
+def lane_outcome(
+    jobs_dir: Path,
+    task_id: str,
+    *,
+    exit_code: int | None,
+    started_at: datetime,
+    now: datetime,
+    timeout: timedelta,
+    log_path: Path | None,
+) -> TrialOutcome:
+    """The lane's status now, from its trial result, its process exit code and its log.
+
+    While Harbor still runs, an unreadable or unfinished result counts as not there yet: Harbor may be
+    writing it at this moment, and calling that `errored` would end the lane early.
+    """
+    path = find_trial_result(jobs_dir, task_id)
+    if path is not None and (exit_code is not None or _is_finished(path)):
+        outcome = read_trial(path)
+        if outcome.status is LaneStatus.ERRORED and not outcome.infra:
+            return _infra_from_log(outcome, log_path)
+        return outcome
+    tail = read_log_tail(log_path) if exit_code is not None else ""
+    return classify_missing(exit_code=exit_code, age=now - started_at, timeout=timeout, log_tail=tail)
+
+
+def trial_usage(path: Path) -> dict[str, int | float]:
+    """Tokens and cost from the trial's `agent_result`, only the fields Harbor filled in."""
+    data, _ = _load(path)
+    agent = data.get("agent_result") if data else None
+    if not isinstance(agent, dict):
+        return {}
+    fields = {
+        "input_tokens": "n_input_tokens",
+        "cache_tokens": "n_cache_tokens",
+        "output_tokens": "n_output_tokens",
+        "cost_usd": "cost_usd",
+    }
+    usage: dict[str, int | float] = {}
+    for name, key in fields.items():
+        value = agent.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            usage[name] = value
+    return usage
+
+
+def read_log_tail(log_path: Path | None, limit: int = LOG_TAIL_BYTES) -> str:
+    """The last `limit` bytes of a lane log as text, starting at a whole line; "" when there is no log."""
+    if log_path is None:
+        return ""
+    try:
+        with log_path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - limit))
+            raw = handle.read()
+    except OSError:
+        return ""
+    text = raw.decode("utf-8", errors="replace")
+    if size > limit and "\n" in text:
+        text = text.split("\n", 1)[1]
+    return text
+
+
+def _candidates(jobs_dir: Path, task_id: str) -> list[Path]:
+    """result.json files in folders named for the task, without descending into trial folders."""
+    prefixes = _trial_prefixes(task_id)
+    found: list[Path] = []
+    for root, dirs, _ in os.walk(jobs_dir):
+        for name in list(dirs):
+            if "__" in name and name.rsplit("__", 1)[0] in prefixes:
+                result = Path(root, name, RESULT_FILE)
+                if result.is_file():
+                    found.append(result)
+            if _TRIAL_FOLDER.match(name):
+                dirs.remove(name)
+    return found
+
+
+def _trial_prefixes(task_id: str) -> set[str]:
+    """Names Harbor may give the trial folder (older Harbor: uncut; newer: `_-` stripped after the cut)."""
+    cut = task_id[:_HARBOR_NAME_LIMIT]
+    return {task_id, cut, cut.rstrip("_-")}
+
+
+def _belongs_to(path: Path, task_id: str) -> bool:
+    """Rules out job-level records and other tasks sharing the 32-character prefix, when the file says so."""
+    data, _ = _load(path)
+    if data is None:
+        return True  # unreadable: maybe being written; the folder name is all we have
+    if "n_total_trials" in data and "verifier_result" not in data:
+        return False
+    name = data.get("task_name")
+    return not isinstance(name, str) or name == task_id
+
+
+def _is_finished(path: Path) -> bool:
+    data, _ = _load(path)
+    return data is not None and data.get("finished_at", True) is not None
+
+
+def _infra_from_log(outcome: TrialOutcome, log_path: Path | None) -> TrialOutcome:
+    """A task-looking exception is still infra when Harbor's log shows a rate limit or sandbox failure."""
+    evidence = infra_evidence(None, read_log_tail(log_path))
+    if evidence is None:
+        return outcome
+    reason = f"{outcome.reason}; log: {evidence}" if outcome.reason else f"log: {evidence}"
+    return outcome.model_copy(update={"infra": True, "reason": reason})
+
+
+def _load(path: Path) -> tuple[dict[str, Any] | None, str]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, str(exc)
+    if not isinstance(data, dict):
+        return None, "not a JSON object"
+    return data, ""
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,129 @@
+"""Parse a CSB task file, in either of its two shapes, into one `TaskFile`.
+
+Suite files (`benchmarks/suites/<id>.json`) carry `suites: {key: count}` and tasks with `suite`; selection
+files (the older `configs/*.json` shape) carry tasks with `benchmark`/`suite`/`mcp_suite`. Both become task
+refs located in the checkout, so nothing downstream knows which shape it came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.domain.errors import UserInputError
+from bot.domain.spec import TaskRef
+
+Shape = Literal["suite", "selection"]
+
+# Where a task's suite key lives, in order of preference, per shape.
+_SUITE_FIELDS: Mapping[Shape, tuple[str, ...]] = {
+    "suite": ("suite", "benchmark", "mcp_suite"),
+    "selection": ("benchmark", "suite", "mcp_suite"),
+}
+
+
+class TaskFile(BaseModel):
+    """One parsed task file; `sha256` is over its bytes so an approval pins exactly what was read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str  # relative to the checkout root
+    sha256: str
+    suites: dict[str, int]  # suite key → number of tasks of that suite in this file
+    tasks: tuple[TaskRef, ...]
+    shape: Shape
+
+
+def parse_task_file(repo: Path, rel_path: str, raw: bytes) -> TaskFile:
+    """Parse the bytes of `rel_path`; task folders are located (and task.toml read) under `repo`."""
+    data = _decode(rel_path, raw)
+    shape: Shape = "suite" if isinstance(data.get("suites"), dict) or "suite_id" in data else "selection"
+    entries = data.get("tasks")
+    if not isinstance(entries, list):
+        raise UserInputError(f"`{rel_path}` has no `tasks` list; it is not a CSB suite or selection file")
+    refs = (_task_ref(repo, rel_path, index, entry, shape) for index, entry in enumerate(entries))
+    tasks = tuple(ref for ref in refs if ref is not None)
+    return TaskFile(
+        path=rel_path,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        suites=_suite_counts(data, shape, tasks),
+        tasks=tasks,
+        shape=shape,
+    )
+
+
+def task_folder(repo: Path, task_dir: str) -> str:
+    """`benchmarks/tasks/<task_dir>`, or the older `benchmarks/<task_dir>` when only that exists.
+
+    A folder that exists in neither place is reported under the current layout, so the
+    missing-folder check names where it should be.
+    """
+    current, legacy = f"benchmarks/tasks/{task_dir}", f"benchmarks/{task_dir}"
+    if not (repo / current).is_dir() and (repo / legacy).is_dir():
+        return legacy
+    return current
+
+
+def _decode(rel_path: str, raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserInputError(f"`{rel_path}` is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise UserInputError(f"`{rel_path}` is not a JSON object; it is not a CSB suite or selection file")
+    return data
+
+
+def _task_ref(repo: Path, rel_path: str, index: int, entry: Any, shape: Shape) -> TaskRef | None:
+    """One task, or None for an entry with no suite (CSB's harness skips those too)."""
+    task_id = entry.get("task_id") if isinstance(entry, dict) else None
+    if not isinstance(task_id, str) or not task_id:
+        raise UserInputError(f"`{rel_path}`: task #{index + 1} has no `task_id`")
+    suite = next((entry[key] for key in _SUITE_FIELDS[shape] if isinstance(entry.get(key), str)), "")
+    if not suite:
+        return None
+    task_dir = entry.get("task_dir") or f"{suite}/{task_id}"
+    if not isinstance(task_dir, str) or not _is_inside(task_dir):
+        raise UserInputError(f"`{rel_path}`: task `{task_id}` has a task_dir outside benchmarks/: {task_dir}")
+    folder = task_folder(repo, task_dir)
+    return TaskRef(task_id=task_id, suite=suite, path=folder, time_limit_sec=_time_limit(repo / folder))
+
+
+def _is_inside(task_dir: str) -> bool:
+    path = PurePosixPath(task_dir)
+    return not path.is_absolute() and ".." not in path.parts and "\\" not in task_dir
+
+
+def _time_limit(folder: Path) -> int | None:
+    """`[task] time_limit_sec` of the task.toml; None when absent or unreadable (Harbor will say why)."""
+    try:
+        data = tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    task = data.get("task")
+    value = task.get("time_limit_sec") if isinstance(task, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return int(value)
+
+
+def _suite_counts(data: Mapping[str, Any], shape: Shape, tasks: tuple[TaskRef, ...]) -> dict[str, int]:
+    """Keys come from the file (a suite file's `suites`, else the tasks' suites); counts are the tasks here.
+
+    Counting rather than trusting the declared numbers keeps a truncated or hand-edited file honest.
+    """
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task.suite] = counts.get(task.suite, 0) + 1
+    declared = data.get("suites") if shape == "suite" else None
+    if not isinstance(declared, dict):
+        return dict(sorted(counts.items()))
+    keys = [key for key in declared if isinstance(key, str)]
+    keys += sorted(key for key in counts if key not in declared)
+    return {key: counts.get(key, 0) for key in keys}

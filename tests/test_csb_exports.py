@@ -1,0 +1,38 @@
+"""Pins the public surface of `bot.csb`, so a rename is a deliberate change."""
+
+from __future__ import annotations
+
+import bot.csb
+
+
+def test_exported_names() -> None:
+    assert sorted(bot.csb.__all__) == [
+        "AGENT_IMPORT_PATH",
+        "CANONICAL_SUITE_FILE",
+        "Catalog",
+        "DEFAULT_SELECTION_FILE",
+        "DEFAULT_TIMEOUT_MULTIPLIER",
+        "EVAL_MATRIX_PATH",
+        "MCP_TYPES",
+        "SUITES_DIR",
+        "TaskFile",
+        "accepted_full_configs",
+        "baseline_config_for",
+        "find_trial_result",
+        "full_config_name",
+        "jobs_dir",
+        "lane_command",
+        "lane_env",
+        "lane_outcome",
+        "lane_plans",
+        "load_eval_matrix",
+        "model_short",
+        "parse_task_file",
+        "read_log_tail",
+        "read_trial",
+        "run_dir_name",
+        "shell_line",
+        "task_folder",
+        "trial_usage",
+    ]
+    assert all(hasattr(bot.csb, name) for name in bot.csb.__all__)
