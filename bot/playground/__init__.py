@@ -1,0 +1,38 @@
+"""The playground's Slack: a local Web API stand-in and a driver that plays the users.
+
+Tests and `csb-bot playground` serve `SlackStandin.build_app()` on loopback, point the bot's
+`AsyncWebClient(base_url=...)` at its `/api/`, and use `SlackDriver` to send signed requests.
+"""
+
+from .api_error import ApiError
+from .blockkit_limits import check_message_blocks, check_view, message_text_too_long
+from .driver import ButtonNotFound, DriverResponse, SlackDriver
+from .payloads import Button, buttons
+from .recording import RecordedCall
+from .signing import slack_signature
+from .standin import SlackStandin
+from .users import ADMIN, APPROVER, CAST, OUTSIDER, REQUESTER, PlayUser
+from .workspace import DEFAULT_CHANNELS, Channel
+
+__all__ = [
+    "ADMIN",
+    "APPROVER",
+    "CAST",
+    "DEFAULT_CHANNELS",
+    "OUTSIDER",
+    "REQUESTER",
+    "ApiError",
+    "Button",
+    "ButtonNotFound",
+    "Channel",
+    "DriverResponse",
+    "PlayUser",
+    "RecordedCall",
+    "SlackDriver",
+    "SlackStandin",
+    "buttons",
+    "check_message_blocks",
+    "check_view",
+    "message_text_too_long",
+    "slack_signature",
+]

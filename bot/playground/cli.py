@@ -1,0 +1,65 @@
+"""`csb-bot playground`: the bot and a Slack stand-in in one process, on the embedded default.
+
+The stand-in's Web API, the bot's Slack endpoint and the playground's own routes share one port;
+requests from "users" are signed exactly as Slack signs them and sent to the bot over loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from aiohttp import web
+
+from bot.playground.routes import PlaygroundRoutes
+from bot.playground.standin import SlackStandin
+from bot.server import build_web_app
+from bot.settings import PROJECT_ROOT, Settings
+from bot.wiring import build_bot
+
+PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
+PLAYGROUND_CONFIG = PROJECT_ROOT / "configs" / "playground.toml"
+EXAMPLE_HARBOR = PROJECT_ROOT / "configs" / "example-bench" / "bin" / "harbor"
+
+
+def playground_settings(host: str, port: int) -> Settings:
+    """Fresh throwaway credentials for the stand-in; CSB_* variables from the environment still apply."""
+    env = os.environ
+    values: dict[str, object] = {
+        "slack_bot_token": f"xoxb-playground-{secrets.token_hex(8)}",
+        "slack_signing_secret": secrets.token_hex(16),
+        "slack_api_url": f"http://{host}:{port}/api/",
+        "csb_database_url": env.get("CSB_DATABASE_URL", f"sqlite+aiosqlite:///{PLAYGROUND_DATABASE}"),
+        "csb_harbor": env.get("CSB_HARBOR", str(EXAMPLE_HARBOR)),
+    }
+    if "CSB_CONFIG" not in env and PLAYGROUND_CONFIG.exists():
+        values["csb_config"] = PLAYGROUND_CONFIG
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def build_playground(host: str, port: int) -> web.Application:
+    settings = playground_settings(host, port)
+    bot = build_bot(settings)
+    standin = SlackStandin(bot_token=settings.slack_bot_token.get_secret_value(), base_url=f"http://{host}:{port}")
+    app = build_web_app(bot)
+    standin.add_routes(app.router)
+    PlaygroundRoutes(standin, settings, f"http://{host}:{port}").add_routes(app)
+    return app
+
+
+def run_playground(host: str, port: int) -> int:
+    app = build_playground(host, port)
+    web.run_app(app, host=host, port=port, print=lambda _msg: _banner(host, port))
+    return 0
+
+
+def _banner(host: str, port: int) -> None:
+    base = f"http://{host}:{port}"
+    print(
+        f"csb-bot playground: open {base}/ in a browser\n"
+        f"  Slack stand-in Web API at {base}/api/, bot at {base}/slack/events\n"
+        f"  CSB checkout: {Path(os.environ.get('CSB_REPO', 'configs/example-bench'))}\n"
+        "  Ctrl+C to stop.",
+        flush=True,
+    )
