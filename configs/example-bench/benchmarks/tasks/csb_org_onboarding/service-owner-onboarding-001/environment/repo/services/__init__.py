@@ -1,0 +1,1 @@
+"""All deployable services."""

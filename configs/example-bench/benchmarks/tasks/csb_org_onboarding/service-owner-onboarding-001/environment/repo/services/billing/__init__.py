@@ -1,0 +1,1 @@
+"""Billing services: invoicing and the legacy invoice export."""

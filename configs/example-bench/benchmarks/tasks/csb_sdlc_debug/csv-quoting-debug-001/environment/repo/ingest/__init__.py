@@ -1,0 +1,1 @@
+"""Import customer spreadsheets exported as CSV."""

@@ -1,0 +1,1 @@
+"""In-process caches for the catalogue service."""

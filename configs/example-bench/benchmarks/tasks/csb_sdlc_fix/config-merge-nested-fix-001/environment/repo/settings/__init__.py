@@ -1,0 +1,1 @@
+"""Layered service settings: built-in defaults < settings file < environment overrides."""

@@ -1,0 +1,1 @@
+"""Listing endpoints of the admin API."""

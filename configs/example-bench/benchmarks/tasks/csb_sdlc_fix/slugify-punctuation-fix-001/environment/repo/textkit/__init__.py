@@ -1,0 +1,1 @@
+"""Small text helpers used by the blog's URL router."""
