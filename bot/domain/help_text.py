@@ -6,6 +6,8 @@ changed default or a new enum member shows up in help without anyone editing thi
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from .command_line import POSITIONAL_FIELD, RUN_FLAGS, SUBCOMMANDS, USAGE, Flag, default_text, value_kind
 from .spec import RunParams
 
@@ -19,14 +21,15 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "status": "`/csb status [run]` — queued and running runs, or one run's progress",
     "cancel": "`/csb cancel <run>` — stop a run: queued lanes are dropped, running ones stopped",
     "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
-    "audit": "`/csb audit [run]` — who asked for, approved and cancelled what, and when",
+    "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
     "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
 }
 
 
-def help_overview() -> str:
-    """Every subcommand on one line, in the order `SUBCOMMANDS` lists them."""
-    lines = ["*CodeScaleBench bot*", *(f"• {_SUBCOMMAND_LINES[name]}" for name in SUBCOMMANDS)]
+def help_overview(available: Collection[str] = SUBCOMMANDS) -> str:
+    """One line per subcommand this deployment serves, in the order `SUBCOMMANDS` lists them."""
+    shown = [name for name in SUBCOMMANDS if name in available]
+    lines = ["*CodeScaleBench bot*", *(f"• {_SUBCOMMAND_LINES[name]}" for name in shown)]
     lines.append("`/csb help run` for the flags.")
     return "\n".join(lines)
 

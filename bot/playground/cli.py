@@ -41,7 +41,9 @@ def playground_settings(host: str, port: int) -> Settings:
 def build_playground(host: str, port: int) -> web.Application:
     settings = playground_settings(host, port)
     bot = build_bot(settings)
-    standin = SlackStandin(bot_token=settings.slack_bot_token.get_secret_value(), base_url=f"http://{host}:{port}")
+    standin = SlackStandin(
+        bot_token=settings.slack_bot_token.get_secret_value(), base_url=f"http://{host}:{port}"
+    )
     app = build_web_app(bot)
     standin.add_routes(app.router)
     PlaygroundRoutes(standin, settings, f"http://{host}:{port}").add_routes(app)

@@ -40,7 +40,9 @@ class PlaygroundRoutes:
     async def _command(self, request: web.Request) -> web.Response:
         body = await _json(request)
         response = await self._driver.slash_command(
-            str(body.get("user", CAST[0].id)), str(body.get("text", "")), str(body.get("channel", DEFAULT_CHANNEL))
+            str(body.get("user", CAST[0].id)),
+            str(body.get("text", "")),
+            str(body.get("channel", DEFAULT_CHANNEL)),
         )
         return web.json_response({"status": response.status, "ack": response.json or response.body_text})
 
@@ -48,7 +50,10 @@ class PlaygroundRoutes:
         body = await _json(request)
         try:
             response = await self._driver.click_button(
-                str(body["user"]), str(body.get("channel", DEFAULT_CHANNEL)), str(body["ts"]), str(body["label"])
+                str(body["user"]),
+                str(body.get("channel", DEFAULT_CHANNEL)),
+                str(body["ts"]),
+                str(body["label"]),
             )
         except (KeyError, ButtonNotFound, LookupError) as exc:
             return web.json_response({"error": str(exc)}, status=400)

@@ -1,0 +1,48 @@
+"""`csb-bot check`: everything the bot needs before it can serve, each problem on one line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from bot.csb.catalog import Catalog
+from bot.domain.errors import CsbBotError
+from bot.settings import Settings, load_settings
+
+
+def run_checks() -> list[str]:
+    """An empty list means ready."""
+    try:
+        settings = load_settings()
+    except CsbBotError as exc:
+        return [str(exc)]
+    problems: list[str] = []
+    try:
+        settings.load_config()
+    except CsbBotError as exc:
+        problems.append(str(exc))
+    problems += _check_checkout(settings)
+    problems += _check_harbor(settings)
+    return problems
+
+
+def _check_checkout(settings: Settings) -> list[str]:
+    repo = settings.resolved_repo()
+    if not repo.is_dir():
+        return [f"CSB_REPO {repo} is not a directory"]
+    try:
+        catalog = Catalog(repo)
+        suites = catalog.suites(catalog.default_task_file())
+    except CsbBotError as exc:
+        return [f"CSB checkout {repo}: {exc}"]
+    return [] if suites else [f"CSB checkout {repo}: the default task file lists no tasks"]
+
+
+def _check_harbor(settings: Settings) -> list[str]:
+    harbor = settings.resolved_harbor()
+    found = shutil.which(harbor) if "/" not in harbor else (harbor if Path(harbor).is_file() else None)
+    if found is None:
+        return [f"harbor executable not found: {harbor} (set CSB_HARBOR)"]
+    if not shutil.which(found):
+        return [f"harbor is not executable: {found}"]
+    return []

@@ -1,0 +1,55 @@
+"""The bot's HTTP face: Slack requests at POST /slack/events, a health check at GET /healthz."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+
+from bot.engine.scheduler import start_timers
+from bot.wiring import Bot
+
+log = logging.getLogger(__name__)
+
+BOT_KEY = web.AppKey("bot", Bot)
+
+
+def build_web_app(bot: Bot, *, timers: bool = True) -> web.Application:
+    """`timers=False` leaves ticking to the caller (tests call the tick functions themselves)."""
+    web_app = web.Application()
+    web_app[BOT_KEY] = bot
+    web_app.router.add_post("/slack/events", _slack_events)
+    web_app.router.add_get("/healthz", _healthz)
+    web_app.cleanup_ctx.append(_lifecycle(bot, timers))
+    return web_app
+
+
+def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
+    async def lifecycle(_app: web.Application):  # type: ignore[no-untyped-def]
+        await bot.start()
+        scheduler = None
+        if timers:
+            scheduler = start_timers(
+                {
+                    "engine": (bot.engine.tick, bot.config.engine.tick_seconds),
+                    "notifier": (bot.notifier.deliver, bot.config.notifier.tick_seconds),
+                }
+            )
+        yield
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
+        await bot.inflight.wait_idle()
+        await bot.store.close()
+
+    return lifecycle
+
+
+async def _slack_events(request: web.Request) -> web.Response:
+    bot = request.app[BOT_KEY]
+    response = await bot.app.async_dispatch(await to_bolt_request(request))
+    return await to_aiohttp_response(response)
+
+
+async def _healthz(_request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})

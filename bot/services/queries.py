@@ -1,0 +1,66 @@
+"""Read-only questions users ask with `/csb suites`, `/csb status` and `/csb audit`."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.csb.catalog import Catalog
+from bot.domain.errors import UserInputError
+from bot.domain.outcome import LaneStatus
+from bot.store import audit, requests, runs
+from bot.store.db import Store
+from bot.store.models import AuditEvent
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    run_id: int
+    state: str
+    run_dir: str
+    lanes_total: int
+    lanes_done: int
+    lanes_running: int
+
+
+class QueryService:
+    def __init__(self, store: Store, catalog: Catalog) -> None:
+        self._store = store
+        self._catalog = catalog
+
+    async def suites(self) -> tuple[str, dict[str, int]]:
+        """The default task file of the checkout and its suite keys with task counts."""
+        path = await asyncio.to_thread(self._catalog.default_task_file)
+        return path, await asyncio.to_thread(self._catalog.suites, path)
+
+    async def active_runs(self) -> list[RunProgress]:
+        async with self._store.read() as session:
+            return [await self._progress(session, run.id or 0) for run in await runs.active_runs(session)]
+
+    async def run_progress(self, run_id: int) -> RunProgress:
+        async with self._store.read() as session:
+            if await runs.get_run(session, run_id) is None:
+                raise UserInputError(f"there is no run #{run_id}", hint="/csb status [run]")
+            return await self._progress(session, run_id)
+
+    async def audit_trail(self, request_id: int) -> list[AuditEvent]:
+        async with self._store.read() as session:
+            if await requests.get_request(session, request_id) is None:
+                raise UserInputError(f"there is no request or run #{request_id}", hint="/csb audit <run>")
+            return await audit.events_for(session, request_id)
+
+    @staticmethod
+    async def _progress(session: AsyncSession, run_id: int) -> RunProgress:
+        run = await runs.get_run(session, run_id)
+        assert run is not None
+        lanes = await runs.run_lanes(session, run_id)
+        return RunProgress(
+            run_id=run_id,
+            state=run.state.value,
+            run_dir=run.run_dir,
+            lanes_total=len(lanes),
+            lanes_done=sum(1 for lane in lanes if lane.state.is_final),
+            lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
+        )

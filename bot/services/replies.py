@@ -1,0 +1,29 @@
+"""Ephemeral replies go through the outbox like every other message, so a Slack hiccup cannot drop them."""
+
+from __future__ import annotations
+
+import uuid
+
+from bot.domain.clock import Clock
+from bot.store import outbox
+from bot.store.db import Store
+from bot.store.models import OutboxKind
+
+
+class ReplyService:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    async def ephemeral(self, response_url: str | None, text: str) -> None:
+        if response_url is None:
+            return
+        async with self._store.write() as session:
+            await outbox.enqueue(
+                session,
+                kind=OutboxKind.EPHEMERAL,
+                target=f"ephemeral:{uuid.uuid4().hex}",
+                now=self._clock.now(),
+                text=text,
+                response_url=response_url,
+            )

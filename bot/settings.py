@@ -1,0 +1,96 @@
+"""Every knob, from the environment (names in the contract) and the bot's TOML file under `configs/`."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.domain.errors import InfraError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
+DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "csb-bot.toml"
+DEFAULT_DATABASE = PROJECT_ROOT / ".csb-bot" / "csb-bot.db"
+
+
+class EngineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    default_parallel: int = Field(default=4, ge=1)
+    tick_seconds: float = Field(default=0.5, gt=0)
+    timeout_multiplier: int = Field(default=10, ge=1)
+    default_lane_timeout_sec: int = Field(default=4 * 3600, ge=1)
+    daytona: bool = False
+
+
+class NotifierConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tick_seconds: float = Field(default=0.5, gt=0)
+    max_attempts: int = Field(default=12, ge=1)
+
+
+class BotConfig(BaseModel):
+    """The `configs/csb-bot.toml` file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: EngineConfig = EngineConfig()
+    notifier: NotifierConfig = NotifierConfig()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    slack_bot_token: SecretStr
+    slack_signing_secret: SecretStr
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    csb_repo: Path = EXAMPLE_BENCH
+    csb_database_url: str = f"sqlite+aiosqlite:///{DEFAULT_DATABASE}"
+    csb_config: Path = DEFAULT_CONFIG
+    csb_harbor: str = "harbor"
+
+    def resolved_repo(self) -> Path:
+        return _from_root(self.csb_repo)
+
+    def resolved_harbor(self) -> str:
+        """A bare name is looked up on PATH; a relative path is taken from the project root, not the cwd."""
+        if "/" not in self.csb_harbor:
+            return self.csb_harbor
+        return str(_from_root(Path(self.csb_harbor)))
+
+    def resolved_config_path(self) -> Path:
+        return _from_root(self.csb_config)
+
+    def load_config(self) -> BotConfig:
+        """Read the TOML file; a missing file means the defaults, a broken one is an InfraError."""
+        path = self.resolved_config_path()
+        if not path.exists():
+            return BotConfig()
+        try:
+            return BotConfig.model_validate(tomllib.loads(path.read_text()))
+        except (tomllib.TOMLDecodeError, ValidationError) as exc:
+            raise InfraError(f"config file {path} is invalid: {_first_line(exc)}") from exc
+
+
+def _from_root(path: Path) -> Path:
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; a missing token becomes one readable line, not a traceback."""
+    try:
+        return Settings()  # type: ignore[call-arg]
+    except ValidationError as exc:
+        missing = [str(err["loc"][0]).upper() for err in exc.errors() if err["type"] == "missing"]
+        if missing:
+            raise InfraError(f"missing environment variable(s): {', '.join(missing)}") from exc
+        raise InfraError(f"invalid settings: {_first_line(exc)}") from exc

@@ -1,0 +1,82 @@
+"""`/csb <subcommand>`: route the parsed text to one service call and queue the reply."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from bot.domain.command_line import parse_command, parse_run_args
+from bot.domain.errors import UserInputError
+from bot.domain.help_text import help_overview, run_help
+from bot.services.queries import QueryService
+from bot.services.replies import ReplyService
+from bot.services.requests import RunRequestService
+from bot.slack.errors import describe
+from bot.slack.payloads import SlashCommand
+from bot.slack.views.replies import audit_text, plan_text, status_text, suites_text
+
+Handler = Callable[[SlashCommand, str], Awaitable[str | None]]
+
+
+class CommandRouter:
+    def __init__(
+        self, requests: RunRequestService, queries: QueryService, replies: ReplyService, *, harbor: str
+    ) -> None:
+        self._requests = requests
+        self._queries = queries
+        self._replies = replies
+        self._harbor = harbor
+        self._handlers: dict[str, Handler] = {
+            "help": self._help,
+            "run": self._run,
+            "suites": self._suites,
+            "status": self._status,
+            "audit": self._audit,
+        }
+
+    async def handle(self, command: SlashCommand) -> None:
+        """Never raises: every failure becomes an ephemeral reply (with a ref for unexpected ones)."""
+        try:
+            line = parse_command(command.text)
+            handler = self._handlers.get(line.name, self._not_yet)
+            reply = await handler(command, line.args)
+        except Exception as exc:
+            reply = describe(exc)
+        if reply:
+            await self._replies.ephemeral(command.response_url, reply)
+
+    async def _help(self, _command: SlashCommand, args: str) -> str:
+        return run_help() if args.strip() == "run" else help_overview(self._handlers.keys())
+
+    async def _run(self, command: SlashCommand, args: str) -> str | None:
+        params = parse_run_args(args)
+        spec = await self._requests.resolve(params)
+        if params.dry_run:
+            return plan_text(spec, self._harbor)
+        await self._requests.submit(
+            spec, requester=command.user_id, channel_id=command.channel_id, response_url=command.response_url
+        )
+        return None  # the card in the channel is the answer
+
+    async def _suites(self, _command: SlashCommand, _args: str) -> str:
+        task_file, suites = await self._queries.suites()
+        return suites_text(task_file, suites)
+
+    async def _status(self, _command: SlashCommand, args: str) -> str:
+        if args.strip():
+            return status_text([await self._queries.run_progress(_run_id(args, "/csb status [run]"))])
+        return status_text(await self._queries.active_runs())
+
+    async def _audit(self, _command: SlashCommand, args: str) -> str:
+        request_id = _run_id(args, "/csb audit <run>")
+        return audit_text(request_id, await self._queries.audit_trail(request_id))
+
+    async def _not_yet(self, command: SlashCommand, _args: str) -> str:
+        name = command.text.split(maxsplit=1)[0]
+        raise UserInputError(f"`/csb {name}` is not available in this version of the bot", hint="/csb help")
+
+
+def _run_id(args: str, usage: str) -> int:
+    text = args.strip().lstrip("#")
+    if not text.isdigit():
+        raise UserInputError(f"expected a run number, got `{args.strip()[:40] or 'nothing'}`", hint=usage)
+    return int(text)

@@ -1,0 +1,37 @@
+"""The one place exceptions become words for Slack. Unexpected errors get a correlation id, never details."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
+
+log = logging.getLogger(__name__)
+
+
+def describe(exc: BaseException) -> str:
+    """A reply for the person who triggered `exc`; logs what they must not see."""
+    if isinstance(exc, UserInputError):
+        return f"{exc.message}\n{_usage(exc.hint)}" if exc.hint else exc.message
+    if isinstance(exc, PolicyError):
+        return f":no_entry: {exc}"
+    if isinstance(exc, InfraError):
+        ref = _ref()
+        log.error("infrastructure error ref=%s: %s", ref, exc)
+        return f":warning: {exc} (ref `{ref}`)"
+    ref = _ref()
+    log.error("unexpected error ref=%s", ref, exc_info=exc)
+    kind = "bot error" if isinstance(exc, CsbBotError) else "unexpected error"
+    return (
+        f":warning: Something went wrong on our side ({kind}, ref `{ref}`). "
+        "An operator can find it in the bot's log."
+    )
+
+
+def _usage(hint: str) -> str:
+    return hint if hint.startswith("Usage") else f"Usage: `{hint}`"
+
+
+def _ref() -> str:
+    return secrets.token_hex(4)

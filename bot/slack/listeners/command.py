@@ -1,0 +1,21 @@
+"""`/csb`: ack at once, then hand the text to the router (which replies through the outbox)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+
+from bot.slack.commands import CommandRouter
+from bot.slack.inflight import InFlight
+from bot.slack.notifier import Notifier
+from bot.slack.payloads import SlashCommand
+
+
+def register(app: AsyncApp, router: CommandRouter, notifier: Notifier, inflight: InFlight) -> None:
+    @app.command("/csb")
+    async def on_csb(ack: AsyncAck, body: dict[str, Any]) -> None:
+        async with inflight.track():
+            await ack()
+            await router.handle(SlashCommand.from_body(body))
+        notifier.kick()

@@ -1,0 +1,64 @@
+"""Typed views of the Slack payloads the listeners receive: parsed once, on the listener's first line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.domain.errors import UserInputError
+
+
+class SlashCommand(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    channel_id: str
+    text: str
+    response_url: str | None = None
+    trigger_id: str | None = None
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> SlashCommand:
+        return cls(
+            user_id=body["user_id"],
+            channel_id=body["channel_id"],
+            text=_unescape(body.get("text", "")),
+            response_url=body.get("response_url"),
+            trigger_id=body.get("trigger_id"),
+        )
+
+
+class ButtonClick(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    action_id: str
+    value: str
+    channel_id: str | None = None
+    response_url: str | None = None
+    trigger_id: str | None = None
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ButtonClick:
+        action = body["actions"][0]
+        return cls(
+            user_id=body["user"]["id"],
+            action_id=action["action_id"],
+            value=action.get("value", ""),
+            channel_id=(body.get("channel") or {}).get("id"),
+            response_url=body.get("response_url"),
+            trigger_id=body.get("trigger_id"),
+        )
+
+    @property
+    def row_id(self) -> int:
+        """Button values are opaque row ids; anything else is a forged or stale click."""
+        if not self.value.isdigit():
+            raise UserInputError("this button is not valid any more")
+        return int(self.value)
+
+
+def _unescape(text: str) -> str:
+    """Slack escapes exactly these three characters in a slash command's text; undo that once, here."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

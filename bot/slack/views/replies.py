@@ -1,0 +1,68 @@
+"""Texts of the ephemeral replies to `/csb` subcommands (mrkdwn, each under Slack's section limit)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.csb.command import lane_command, shell_line
+from bot.domain.spec import RunSpec
+from bot.services.queries import RunProgress
+from bot.slack.views.format import SECTION_LIMIT, suite_text, user, when
+from bot.store.models import AuditEvent
+
+PLAN_COMMANDS_SHOWN = 2  # tasks whose lane commands a dry run prints
+
+
+def _fit(lines: Sequence[str]) -> str:
+    text = "\n".join(lines)
+    return text if len(text) <= SECTION_LIMIT else text[: SECTION_LIMIT - 2] + " …"
+
+
+def plan_text(spec: RunSpec, harbor: str) -> str:
+    """`--dry-run`: what approval would launch, without creating a request."""
+    params = spec.params
+    lines = [
+        f"*Dry run* (nothing was requested): `{params.mode.value}` run of `{params.model}` "
+        f"on {suite_text(spec)}",
+        f"{len(spec.tasks)} tasks · {spec.lane_count} lanes · {spec.parallel} slots · "
+        f"category `{params.category.value}`",
+        "Tasks per suite: " + ", ".join(f"`{suite}` {count}" for suite, count in sorted(spec.suites.items())),
+        "Lanes: " + ", ".join(f"{lane.role.value} `{lane.config}`" for lane in spec.lanes),
+        "First lane commands (cwd: the CSB checkout):",
+    ]
+    jobs = f"runs/{params.category.value}/<run_dir>"
+    for task in spec.tasks[:PLAN_COMMANDS_SHOWN]:
+        for lane in spec.lanes:
+            argv = lane_command(harbor, task.path, params.model, f"{jobs}/{lane.config}")
+            lines.append(f"`{shell_line(argv, {'BASELINE_MCP_TYPE': lane.mcp_type})}`")
+    return _fit(lines)
+
+
+def suites_text(task_file: str, suites: dict[str, int]) -> str:
+    total = sum(suites.values())
+    lines = [f"*Suites in `{task_file}`* ({total} tasks)"]
+    lines += [f"• `{key}` {count}" for key, count in sorted(suites.items())]
+    return _fit(lines)
+
+
+def status_text(runs: Sequence[RunProgress]) -> str:
+    if not runs:
+        return "No run is queued or running."
+    lines = ["*Active runs*"]
+    lines += [
+        f"• #{run.run_id} {run.state}: {run.lanes_done}/{run.lanes_total} lanes done, "
+        f"{run.lanes_running} running (`{run.run_dir}`)"
+        for run in runs
+    ]
+    return _fit(lines)
+
+
+def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
+    lines = [f"*Audit of #{request_id}*"]
+    for event in events:
+        actor = event.actor if event.actor == "csb-bot" else user(event.actor)
+        reason = f" — {event.reason}" if event.reason else ""
+        lines.append(
+            f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"
+        )
+    return _fit(lines)

@@ -1,0 +1,41 @@
+"""The append-only audit trail: one row per state change."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import AuditEvent
+
+
+async def record(
+    session: AsyncSession,
+    *,
+    request_id: int,
+    action: str,
+    actor: str,
+    at: datetime,
+    spec_hash: str,
+    run_id: int | None = None,
+    reason: str | None = None,
+) -> None:
+    session.add(
+        AuditEvent(
+            request_id=request_id,
+            run_id=run_id,
+            action=action,
+            actor=actor,
+            at=at,
+            spec_hash=spec_hash,
+            reason=reason,
+        )
+    )
+
+
+async def events_for(session: AsyncSession, request_id: int) -> list[AuditEvent]:
+    rows = await session.execute(
+        select(AuditEvent).where(AuditEvent.request_id == request_id).order_by(AuditEvent.id)
+    )
+    return list(rows.scalars())

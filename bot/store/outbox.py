@@ -1,0 +1,78 @@
+"""The outbox: everything the bot says is a row here first, so nothing is lost if Slack or the bot is down."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import OutboxItem, OutboxKind, OutboxState
+
+
+async def enqueue(
+    session: AsyncSession,
+    *,
+    kind: OutboxKind,
+    target: str,
+    now: datetime,
+    request_id: int | None = None,
+    run_id: int | None = None,
+    text: str | None = None,
+    response_url: str | None = None,
+) -> None:
+    """Add a row unless one for the same message is still pending: that render will show the news too."""
+    pending = await session.execute(
+        select(OutboxItem.id).where(OutboxItem.target == target, OutboxItem.state == OutboxState.PENDING)
+    )
+    if pending.first() is not None:
+        return
+    session.add(
+        OutboxItem(
+            target=target,
+            kind=kind,
+            request_id=request_id,
+            run_id=run_id,
+            text=text,
+            response_url=response_url,
+            next_attempt_at=now,
+            created_at=now,
+        )
+    )
+
+
+async def due(session: AsyncSession, now: datetime, limit: int = 50) -> list[OutboxItem]:
+    rows = await session.execute(
+        select(OutboxItem)
+        .where(OutboxItem.state == OutboxState.PENDING, OutboxItem.next_attempt_at <= now)
+        .order_by(OutboxItem.id)
+        .limit(limit)
+    )
+    return list(rows.scalars())
+
+
+async def mark_sent(session: AsyncSession, item_id: int, now: datetime) -> None:
+    await session.execute(
+        update(OutboxItem).where(OutboxItem.id == item_id).values(state=OutboxState.SENT, sent_at=now)
+    )
+
+
+async def mark_dead(session: AsyncSession, item_id: int, error: str) -> None:
+    await session.execute(
+        update(OutboxItem).where(OutboxItem.id == item_id).values(state=OutboxState.DEAD, error=error)
+    )
+
+
+async def postpone(
+    session: AsyncSession, item_id: int, *, attempts: int, until: datetime, error: str
+) -> None:
+    await session.execute(
+        update(OutboxItem)
+        .where(OutboxItem.id == item_id)
+        .values(attempts=attempts, next_attempt_at=until, error=error)
+    )
+
+
+def backoff(attempts: int, *, base: float = 1.0, cap: float = 60.0) -> timedelta:
+    """Capped exponential backoff for delivery retries (1, 2, 4 … 60 s)."""
+    return timedelta(seconds=min(cap, base * 2 ** max(0, attempts - 1)))

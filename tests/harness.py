@@ -1,0 +1,108 @@
+"""The bot as Slack sees it: its HTTP app on loopback, the Slack stand-in receiving its Web API calls,
+a real SQLite file, and the example bench's Harbor stand-in as real child processes.
+
+No timers run: tests call the engine's and notifier's tick functions, and move an injected clock.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp.test_utils import TestServer
+
+from bot.domain.clock import ManualClock
+from bot.playground import SlackDriver, SlackStandin
+from bot.server import build_web_app
+from bot.settings import Settings
+from bot.wiring import Bot, build_bot
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_BENCH = ROOT / "configs" / "example-bench"
+HARBOR = EXAMPLE_BENCH / "bin" / "harbor"
+TOKEN = "xoxb-test-token"
+SECRET = "test-signing-secret"
+CHANNEL = "C0PLAY"
+
+
+def copy_bench(dest: Path) -> Path:
+    """A private copy of the example bench, so runs/ and edits stay in the test's tmp folder."""
+    repo = dest / "csb"
+    shutil.copytree(EXAMPLE_BENCH, repo, ignore=shutil.ignore_patterns("runs"))
+    return repo
+
+
+@dataclass
+class Harness:
+    bot: Bot
+    standin: SlackStandin
+    driver: SlackDriver
+    clock: ManualClock
+    repo: Path
+
+    async def deliver(self) -> None:
+        """Finish the listeners' work after their acks, then send what they queued."""
+        await self.bot.inflight.wait_idle()
+        await self.bot.notifier.deliver()
+
+    async def run_lanes(self) -> None:
+        """Let the engine start and finish every lane it can, delivering messages as it goes."""
+        await self.bot.engine.run_until_idle()
+        await self.deliver()
+
+    def cards(self) -> list[dict[str, Any]]:
+        return [
+            m for m in self.standin.messages(CHANNEL) if not m.get("thread_ts") or m["thread_ts"] == m["ts"]
+        ]
+
+    def last_card(self) -> dict[str, Any]:
+        cards = self.cards()
+        assert cards, "no card was posted"
+        return cards[-1]
+
+    def thread(self, card: dict[str, Any]) -> list[dict[str, Any]]:
+        return [m for m in self.standin.thread(CHANNEL, card["ts"]) if m["ts"] != card["ts"]]
+
+    def ephemeral_texts(self, user: str | None = None) -> list[str]:
+        return [str(e.get("text", "")) for e in self.standin.ephemerals(user)]
+
+
+def make_settings(tmp_path: Path, repo: Path, slack_api_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "slack_bot_token": TOKEN,
+        "slack_signing_secret": SECRET,
+        "slack_api_url": slack_api_url,
+        "csb_repo": repo,
+        "csb_database_url": f"sqlite:///{tmp_path / 'bot.db'}",
+        "csb_config": ROOT / "configs" / "csb-bot.toml",
+        "csb_harbor": str(HARBOR),
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@asynccontextmanager
+async def running_bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness]:
+    repo = overrides.pop("repo", None) or copy_bench(tmp_path)
+    standin = SlackStandin(bot_token=TOKEN)
+    slack_server = TestServer(standin.build_app(), host="127.0.0.1")
+    await slack_server.start_server()
+    slack_url = str(slack_server.make_url("")).rstrip("/")
+    standin.base_url = slack_url
+    clock = ManualClock()
+    settings = make_settings(tmp_path, repo, f"{slack_url}/api/", **overrides)
+    bot = build_bot(settings, clock=clock, eager_notifier=False)
+    bot_server = TestServer(build_web_app(bot, timers=False), host="127.0.0.1")
+    await bot_server.start_server()
+    bot_url = str(bot_server.make_url("/slack/events"))
+    try:
+        async with SlackDriver(bot_url, SECRET, standin, slack_url) as driver:
+            yield Harness(bot=bot, standin=standin, driver=driver, clock=clock, repo=repo)
+    finally:
+        await bot.engine.executor.wait_all()
+        await bot_server.close()
+        await slack_server.close()
