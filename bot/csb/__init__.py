@@ -20,6 +20,16 @@ from bot.csb.configs import (
     lane_plans,
     load_eval_matrix,
 )
+from bot.csb.counterparts import counterpart_config, missing_counterparts
+from bot.csb.preflight import (
+    AccountHealth,
+    AccountStatus,
+    Finding,
+    PreflightCheck,
+    PreflightReport,
+    account_health,
+    run_preflight,
+)
 from bot.csb.results import find_trial_result, lane_outcome, read_log_tail, read_trial, trial_usage
 from bot.csb.task_file import TaskFile, parse_task_file, task_folder
 
@@ -31,10 +41,17 @@ __all__ = [
     "EVAL_MATRIX_PATH",
     "MCP_TYPES",
     "SUITES_DIR",
+    "AccountHealth",
+    "AccountStatus",
     "Catalog",
+    "Finding",
+    "PreflightCheck",
+    "PreflightReport",
     "TaskFile",
     "accepted_full_configs",
+    "account_health",
     "baseline_config_for",
+    "counterpart_config",
     "find_trial_result",
     "full_config_name",
     "jobs_dir",
@@ -43,11 +60,13 @@ __all__ = [
     "lane_outcome",
     "lane_plans",
     "load_eval_matrix",
+    "missing_counterparts",
     "model_short",
     "parse_task_file",
     "read_log_tail",
     "read_trial",
     "run_dir_name",
+    "run_preflight",
     "shell_line",
     "task_folder",
     "trial_usage",

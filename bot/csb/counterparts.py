@@ -1,0 +1,168 @@
+"""CSB's pairing rule: a one-lane run is allowed only for tasks whose other lane already has a clean result.
+
+A counterpart is a trial of the same task id (under whatever suite key or legacy `ccb_*` name its run used),
+with the same model, in the other lane of the same full config, whose status is `passed` or `failed`. They are
+found in `runs/official/MANIFEST.json` first (one file), then in the trial results under `runs/staging` and
+`runs/official`, walking only folders named for the needed lane and reading only the trials of wanted tasks,
+so a checkout with thousands of results stays quick. Blocking I/O; callers run it in a thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from bot.csb.configs import MCP_TYPES, lane_plans, load_eval_matrix
+from bot.domain.classify import classify_trial
+from bot.domain.outcome import LaneStatus
+from bot.domain.spec import Mode, RunSpec
+
+MANIFEST_PATH = "runs/official/MANIFEST.json"
+RESULT_CATEGORIES = ("staging", "official")
+
+log = logging.getLogger(__name__)
+
+_CLEAN = frozenset({LaneStatus.PASSED, LaneStatus.FAILED})
+_CLEAN_NAMES = frozenset(status.value for status in _CLEAN)
+
+# Older CSB runs name lane folders and MANIFEST keys by the eval_matrix name; the README maps them to these.
+_OLDER_NAMES: Mapping[str, tuple[str, ...]] = {
+    "baseline-local-direct": ("baseline",),
+    "mcp-remote-direct": ("sourcegraph_full",),
+    "mcp-scip-remote-direct": ("sourcegraph_scip",),
+    "mcp-remote-artifact": ("artifact_full",),
+}
+_EVERY_LANE_NAME = frozenset(MCP_TYPES) | {name for names in _OLDER_NAMES.values() for name in names}
+
+_HARBOR_NAME_LIMIT = 32  # Harbor cuts a trial folder's task part to 32 characters (see bot.csb.results)
+_TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
+
+
+def counterpart_config(repo: Path, spec: RunSpec) -> str | None:
+    """The lane config whose results a one-lane run leans on; None for a paired run."""
+    if spec.params.mode is Mode.PAIRED:
+        return None
+    running = {lane.config for lane in spec.lanes}
+    pair = lane_plans(spec.params.full_config, Mode.PAIRED, load_eval_matrix(repo))
+    return next(lane.config for lane in pair if lane.config not in running)
+
+
+def missing_counterparts(repo: Path, spec: RunSpec) -> list[str]:
+    """Task ids of the spec, in its order, that lack a clean counterpart; [] for a paired run."""
+    config = counterpart_config(repo, spec)
+    if config is None:
+        return []
+    wanted = list(dict.fromkeys(task.task_id for task in spec.tasks))
+    lane_names = frozenset({config, *_OLDER_NAMES.get(config, ())})
+    model = spec.params.model
+    found = _from_manifest(repo / MANIFEST_PATH, lane_names, model, set(wanted))
+    remaining = set(wanted) - found
+    if remaining:
+        found |= _from_trials(repo, lane_names, model, remaining)
+    return [task_id for task_id in wanted if task_id not in found]
+
+
+def _from_manifest(path: Path, lane_names: frozenset[str], model: str, wanted: set[str]) -> set[str]:
+    """Tasks with a passed/failed entry in a run of this lane and model (`runs["<suite>/<lane>"]`)."""
+    data = _read_json(path)
+    runs = data.get("runs") if data else None
+    if not isinstance(runs, dict):
+        return set()
+    found: set[str] = set()
+    for key, run in runs.items():
+        if not isinstance(run, dict) or str(key).rpartition("/")[2] not in lane_names:
+            continue
+        tasks = run.get("tasks")
+        if run.get("model") != model or not isinstance(tasks, dict):
+            continue
+        for task_id in wanted - found:
+            entry = tasks.get(task_id)
+            if isinstance(entry, dict) and entry.get("status") in _CLEAN_NAMES:
+                found.add(task_id)
+    return found
+
+
+def _from_trials(repo: Path, lane_names: frozenset[str], model: str, wanted: set[str]) -> set[str]:
+    by_short: dict[str, set[str]] = {}
+    for task_id in wanted:
+        by_short.setdefault(_short(task_id), set()).add(task_id)
+    found: set[str] = set()
+    for category in RESULT_CATEGORIES:
+        for lane_dir in _lane_folders(repo / "runs" / category, lane_names):
+            for result, candidates in _trial_results(lane_dir, by_short):
+                task_id = _clean_task(result, model, candidates)
+                if task_id is not None:
+                    found.add(task_id)
+            if found >= wanted:
+                return found
+    return found
+
+
+def _lane_folders(root: Path, lane_names: frozenset[str]) -> Iterator[Path]:
+    """Folders named for the lane, anywhere below `root`; other lanes' folders are never entered."""
+    for current, dirs, _ in os.walk(root):
+        keep = []
+        for name in dirs:
+            if name in lane_names:
+                yield Path(current, name)
+            elif not (name in _EVERY_LANE_NAME or name.startswith(".") or _TRIAL_FOLDER.match(name)):
+                keep.append(name)
+        dirs[:] = keep
+
+
+def _trial_results(lane_dir: Path, by_short: Mapping[str, set[str]]) -> Iterator[tuple[Path, set[str]]]:
+    """(result.json, task ids it may belong to) for trial folders of wanted tasks, by folder name alone."""
+    for current, dirs, _ in os.walk(lane_dir):
+        keep = []
+        for name in dirs:
+            if not _TRIAL_FOLDER.match(name):  # a job folder (`2026-02-23__13-03-01`) or other grouping
+                keep.append(name)
+                continue
+            candidates = by_short.get(_short(name.rpartition("__")[0]))
+            result = Path(current, name, "result.json")
+            if candidates and result.is_file():
+                yield result, candidates
+        dirs[:] = keep  # nothing below a trial folder is another trial
+
+
+def _clean_task(result: Path, model: str, candidates: set[str]) -> str | None:
+    """The task id this trial is a clean counterpart for; None: other task or model, errored, unfinished."""
+    data = _read_json(result)
+    if data is None or data.get("finished_at", True) is None:
+        return None
+    name = data.get("task_name")
+    if isinstance(name, str):
+        task_id = name if name in candidates else None
+    else:
+        task_id = next(iter(candidates)) if len(candidates) == 1 else None
+    if task_id is None or _model(data) != model:
+        return None
+    return task_id if classify_trial(data).status in _CLEAN else None
+
+
+def _model(data: Mapping[str, Any]) -> str | None:
+    config = data.get("config")
+    agent = config.get("agent") if isinstance(config, dict) else None
+    name = agent.get("model_name") if isinstance(agent, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _short(name: str) -> str:
+    """The part of a trial folder name Harbor keeps of a task id, whichever Harbor version wrote it."""
+    return name[:_HARBOR_NAME_LIMIT].rstrip("_-")
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        log.warning("counterparts: skipping unreadable %s: %s", path, exc)
+        return None
+    return data if isinstance(data, dict) else None

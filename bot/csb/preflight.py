@@ -1,0 +1,306 @@
+"""Checks run before an approval card is posted and again at approval: can this spec launch right now?
+
+Blocking I/O and child processes (CSB's own preflight scripts, when the checkout has them); callers run it in
+a thread. A script that crashes, hangs or prints something other than JSON blocks with a readable reason
+rather than a traceback: an unjudged launch is not a safe one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.csb.catalog import Catalog
+from bot.domain.errors import InfraError
+from bot.domain.spec import RunSpec
+
+ACCOUNT_HEALTH_SCRIPT = "scripts/infra/account_health.py"
+ACCOUNT_HEALTH_STATE = "runs/state/account_health.json"
+COST_GUARD_SCRIPT = "scripts/infra/daytona_cost_guard.py"
+TOKEN_VARIABLE = "SOURCEGRAPH_ACCESS_TOKEN"
+
+_LIST_LIMIT = 10
+_OUTPUT_LIMIT = 300
+
+
+class PreflightCheck(StrEnum):
+    TASKS = "tasks"
+    TASK_FOLDERS = "task_folders"
+    SOURCEGRAPH_TOKEN = "sourcegraph_token"
+    ACCOUNT_HEALTH = "account_health"
+    DAYTONA_COST = "daytona_cost"
+
+
+class Finding(BaseModel):
+    """One check's result; `ok=False, blocking=False` is a warning shown on the card."""
+
+    model_config = ConfigDict(frozen=True)
+
+    check: str
+    ok: bool
+    blocking: bool
+    message: str
+
+
+class PreflightReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    findings: tuple[Finding, ...]
+    recommended_parallel: int | None = None  # CSB's account_health `recommended_parallel_jobs`, when > 0
+
+    @property
+    def blocking(self) -> bool:
+        return any(finding.blocking for finding in self.findings)
+
+    @property
+    def blocking_reasons(self) -> list[str]:
+        """Why Approve is disabled, one line per blocking check."""
+        return [finding.message for finding in self.findings if finding.blocking]
+
+
+class AccountStatus(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    status: str  # CSB's: ready, ready_with_load, busy, token_low, blocked
+    available_slots: int = 0
+    reasons: tuple[str, ...] = ()
+
+
+class AccountHealth(BaseModel):
+    """CSB's `account_health.py preflight` verdict, for the card and `/csb accounts`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok_to_launch: bool
+    summary: str
+    recommended_parallel: int | None
+    accounts: tuple[AccountStatus, ...]
+
+    def problems(self) -> list[str]:
+        """`account2: expired`-style lines for the accounts that cannot take work."""
+        return [
+            f"{account.label}: {', '.join(account.reasons) or account.status}"
+            for account in self.accounts
+            if account.status not in ("ready", "ready_with_load")
+        ]
+
+
+def run_preflight(
+    repo: Path,
+    spec: RunSpec,
+    env: Mapping[str, str],
+    *,
+    daytona: bool,
+    python: str = "python3",
+    timeout_s: float = 60,
+) -> PreflightReport:
+    """Every check, in the order the card lists them; scripts run with cwd the checkout."""
+    findings = [_tasks(spec), _task_folders(repo, spec), _token(spec, env)]
+    health_finding, recommended = _account_health_finding(repo, env, python, timeout_s)
+    findings.append(health_finding)
+    if daytona:
+        findings.append(_cost_guard(repo, spec, env, python, timeout_s))
+    return PreflightReport(findings=tuple(findings), recommended_parallel=recommended)
+
+
+def account_health(
+    repo: Path, python: str = "python3", env: Mapping[str, str] | None = None, timeout_s: float = 60
+) -> AccountHealth | None:
+    """CSB's account verdict, or None when the checkout has no account_health.py (nothing to judge with).
+
+    InfraError when the script crashes, hangs or prints something other than its JSON report.
+    """
+    if not (repo / ACCOUNT_HEALTH_SCRIPT).is_file():
+        return None
+    argv = [python, ACCOUNT_HEALTH_SCRIPT, "preflight", "--format", "json"]
+    argv += ["--state-file", ACCOUNT_HEALTH_STATE]
+    code, out, err = _run_script(repo, argv, env if env is not None else os.environ, timeout_s)
+    if code not in (0, 1):
+        raise InfraError(f"{ACCOUNT_HEALTH_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
+    data = _json_object(ACCOUNT_HEALTH_SCRIPT, out, err)
+    ok = data.get("ok_to_launch") is True and code == 0
+    recommended = data.get("recommended_parallel_jobs")
+    return AccountHealth(
+        ok_to_launch=ok,
+        summary=str(data.get("summary") or ("accounts ready" if ok else "no account is ready")),
+        recommended_parallel=recommended if _is_count(recommended) and recommended > 0 else None,
+        accounts=tuple(_account(entry) for entry in _list(data.get("accounts")) if isinstance(entry, dict)),
+    )
+
+
+def _tasks(spec: RunSpec) -> Finding:
+    count = len(spec.tasks)
+    if count == 0:
+        return _block(PreflightCheck.TASKS, f"no tasks selected from {spec.task_file}")
+    suites = len(spec.suites)
+    where = f"{suites} suites" if suites > 1 else f"suite {next(iter(spec.suites))}"
+    return _ok(PreflightCheck.TASKS, f"{count} task{'s' if count != 1 else ''} in {where}")
+
+
+def _task_folders(repo: Path, spec: RunSpec) -> Finding:
+    missing = Catalog(repo).missing_task_folders(spec)
+    if not missing:
+        return _ok(PreflightCheck.TASK_FOLDERS, "every task folder is present")
+    shown = ", ".join(f"`{path}`" for path in missing[:_LIST_LIMIT])
+    more = f" and {len(missing) - _LIST_LIMIT} more" if len(missing) > _LIST_LIMIT else ""
+    noun = "folder is" if len(missing) == 1 else "folders are"
+    return _block(PreflightCheck.TASK_FOLDERS, f"{len(missing)} task {noun} missing: {shown}{more}")
+
+
+def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
+    mcp_lanes = [lane.config for lane in spec.lanes if lane.mcp_type != "none"]
+    if not mcp_lanes:
+        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
+    if env.get(TOKEN_VARIABLE, "").strip():
+        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} is set")
+    return _block(
+        PreflightCheck.SOURCEGRAPH_TOKEN,
+        f"{TOKEN_VARIABLE} is not set in the bot's environment; the {', '.join(mcp_lanes)} lane needs it "
+        "(CSB's own script would silently run baseline only)",
+    )
+
+
+def _account_health_finding(
+    repo: Path, env: Mapping[str, str], python: str, timeout_s: float
+) -> tuple[Finding, int | None]:
+    check = PreflightCheck.ACCOUNT_HEALTH
+    try:
+        health = account_health(repo, python, env, timeout_s)
+    except InfraError as exc:
+        return _block(check, str(exc)), None
+    if health is None:
+        return _ok(check, f"{ACCOUNT_HEALTH_SCRIPT} not present; skipped"), None
+    if not health.ok_to_launch:
+        problems = "; ".join(health.problems())
+        detail = f" ({problems})" if problems else ""
+        return _block(check, f"accounts not ready: {health.summary}{detail}"), None
+    return _ok(check, health.summary), health.recommended_parallel
+
+
+def _cost_guard(repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float) -> Finding:
+    check = PreflightCheck.DAYTONA_COST
+    if not (repo / COST_GUARD_SCRIPT).is_file():
+        return _ok(check, f"{COST_GUARD_SCRIPT} not present; skipped")
+    argv = [python, COST_GUARD_SCRIPT, "preflight", "--selection-file", spec.task_file]
+    if spec.params.suite:
+        argv += ["--benchmark", spec.params.suite]
+    for lane in spec.lanes:
+        argv += ["--config", lane.config]
+    # A bot slot is one Harbor process (one sandbox); passing slots, not pairs, errs on the side of blocking.
+    argv += ["--parallel-tasks", str(spec.parallel), "--json"]
+    try:
+        code, out, err = _run_script(repo, argv, env, timeout_s)
+        if code not in (0, 2):
+            raise InfraError(f"{COST_GUARD_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
+        data = _json_object(COST_GUARD_SCRIPT, out, err)
+    except InfraError as exc:
+        return _block(check, str(exc))
+    evaluation = data.get("evaluation") if isinstance(data.get("evaluation"), dict) else {}
+    blockers = [str(item) for item in _list(evaluation.get("blockers"))]
+    warnings = [str(item) for item in _list(evaluation.get("warnings"))]
+    if code == 2 or blockers:
+        return _block(check, "Daytona cost guard blocks: " + (" ".join(blockers) or "see its report"))
+    estimate = _estimate(data)
+    if warnings:
+        return Finding(check=check, ok=False, blocking=False, message=f"{estimate}; " + " ".join(warnings))
+    return _ok(check, estimate)
+
+
+def _estimate(data: Mapping[str, Any]) -> str:
+    estimate = data.get("estimate")
+    usd = estimate.get("estimated_launch_usd") if isinstance(estimate, dict) else None
+    if _is_number(usd):
+        return f"Daytona launch estimate ${usd:,.2f}"
+    return "Daytona cost guard passed"
+
+
+def _run_script(
+    repo: Path, argv: Sequence[str], env: Mapping[str, str], timeout_s: float
+) -> tuple[int, str, str]:
+    """Run one CSB script in its own process group, so a timeout also ends whatever it started."""
+    child_env = {key: value for key, value in env.items() if not key.startswith("SLACK_")}
+    script = argv[1]
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=repo,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise InfraError(f"cannot run {script} with `{argv[0]}`: {exc.strerror or exc}") from exc
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        _kill_group(process)
+        process.communicate()
+        raise InfraError(f"{script} did not finish within {timeout_s:g} s") from exc
+    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _json_object(script: str, out: str, err: str) -> dict[str, Any]:
+    try:
+        data = json.loads(out)
+    except json.JSONDecodeError as exc:
+        detail = _tail(err) or _tail(out) or "no output"
+        raise InfraError(f"{script} did not print a JSON report: {detail}") from exc
+    if not isinstance(data, dict):
+        raise InfraError(f"{script} printed JSON that is not an object")
+    return data
+
+
+def _account(entry: Mapping[str, Any]) -> AccountStatus:
+    slots = entry.get("available_slots")
+    return AccountStatus(
+        label=str(entry.get("label") or entry.get("home") or "account"),
+        status=str(entry.get("status") or "unknown"),
+        available_slots=slots if _is_count(slots) else 0,
+        reasons=tuple(str(reason) for reason in _list(entry.get("reasons"))),
+    )
+
+
+def _tail(text: str) -> str:
+    """The last non-empty line: where a Python traceback states its error."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    last = lines[-1]
+    return last if len(last) <= _OUTPUT_LIMIT else last[: _OUTPUT_LIMIT - 1] + "…"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _ok(check: PreflightCheck, message: str) -> Finding:
+    return Finding(check=check, ok=True, blocking=False, message=message)
+
+
+def _block(check: PreflightCheck, message: str) -> Finding:
+    return Finding(check=check, ok=False, blocking=True, message=message)

@@ -1,0 +1,269 @@
+"""Preflight on small CSB checkouts, with stand-in CSB scripts run as real child processes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from csb_tree import CANONICAL, SUITE_FIXTURE, build_tree, fixture_json
+
+from bot.csb import AccountHealth, Catalog, PreflightCheck, PreflightReport, account_health, run_preflight
+from bot.domain.spec import Mode, RunParams, RunSpec
+
+TOKEN = "sgp_secret-token-value"
+ENV = {"SOURCEGRAPH_ACCESS_TOKEN": TOKEN, "SLACK_BOT_TOKEN": "xoxb-never-passed"}
+HEALTH = "scripts/infra/account_health.py"
+GUARD = "scripts/infra/daytona_cost_guard.py"
+TASK_COUNT = len(fixture_json(SUITE_FIXTURE)["tasks"])
+
+# A stand-in for a CSB script: does what `<script>.json` beside it says and records how it was called.
+_FAKE_SCRIPT = """\
+import json, os, pathlib, subprocess, sys, time
+me = pathlib.Path(__file__)
+plan = json.loads(me.with_suffix(".plan").read_text())
+call = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": sorted(os.environ)}
+me.with_suffix(".call").write_text(json.dumps(call))
+if plan.get("spawn"):  # a grandchild holding stdout open, as a wrapper script's child would
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+time.sleep(plan.get("sleep", 0))
+if "raise" in plan:
+    raise RuntimeError(plan["raise"])
+sys.stderr.write(plan.get("stderr", ""))
+out = plan.get("stdout")
+sys.stdout.write(out if isinstance(out, str) else json.dumps(out))
+sys.exit(plan.get("exit", 0))
+"""
+
+
+def _script(repo: Path, rel: str, *, stdout: Any = None, exit: int = 0, **plan: Any) -> Path:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_FAKE_SCRIPT)
+    path.with_suffix(".plan").write_text(json.dumps({"stdout": stdout, "exit": exit, **plan}))
+    return path
+
+
+def _call(repo: Path, rel: str) -> dict[str, Any]:
+    return json.loads((repo / rel).with_suffix(".call").read_text())
+
+
+def _health(ok: bool = True, slots: int = 12) -> dict[str, Any]:
+    """A report shaped like CSB's `account_health.py preflight --format json`."""
+    first = {"label": "account1", "status": "ready", "available_slots": slots, "reasons": []}
+    if not ok:
+        first.update(status="blocked", available_slots=0, reasons=["expired"])
+    second = {"label": "account2", "status": "token_low", "available_slots": 0, "reasons": ["token<90m"]}
+    return {
+        "accounts": [first, second],
+        "recommended_parallel_jobs": slots if ok else 0,
+        "summary": f"1 account(s) ready, {slots} total slot(s) available"
+        if ok
+        else "No usable OAuth accounts found.",
+        "ok_to_launch": ok,
+    }
+
+
+def _guard(blockers: list[str] | None = None, warnings: list[str] | None = None) -> dict[str, Any]:
+    evaluation = {"blockers": blockers or [], "warnings": warnings or []}
+    return {"estimate": {"estimated_launch_usd": 12.5}, "evaluation": evaluation, "inventory": {}}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return build_tree(tmp_path)
+
+
+def _spec(repo: Path, **params: Any) -> RunSpec:
+    return Catalog(repo).resolve(RunParams(**params), default_parallel=4)
+
+
+def _preflight(
+    repo: Path, spec: RunSpec | None = None, *, daytona: bool = False, **kwargs: Any
+) -> PreflightReport:
+    spec = spec or _spec(repo)
+    return run_preflight(repo, spec, kwargs.pop("env", ENV), daytona=daytona, python=sys.executable, **kwargs)
+
+
+def _finding(report: PreflightReport, check: PreflightCheck):
+    return next(finding for finding in report.findings if finding.check == check)
+
+
+def _messages(report: PreflightReport) -> str:
+    return "\n".join(finding.message for finding in report.findings)
+
+
+def test_clean_checkout_without_scripts_passes_and_says_what_it_skipped(repo: Path) -> None:
+    report = _preflight(repo, daytona=True)
+    assert not report.blocking
+    assert [f.check for f in report.findings] == list(PreflightCheck)
+    suites = len({task["suite"] for task in fixture_json(SUITE_FIXTURE)["tasks"]})
+    assert _finding(report, PreflightCheck.TASKS).message == f"{TASK_COUNT} tasks in {suites} suites"
+    assert _finding(report, PreflightCheck.ACCOUNT_HEALTH).message == f"{HEALTH} not present; skipped"
+    assert _finding(report, PreflightCheck.DAYTONA_COST).message == f"{GUARD} not present; skipped"
+    assert report.recommended_parallel is None
+    assert TOKEN not in _messages(report)
+
+
+def test_missing_token_blocks_a_run_with_an_mcp_lane(repo: Path) -> None:
+    report = _preflight(repo, env={"HOME": "home"})
+    token = _finding(report, PreflightCheck.SOURCEGRAPH_TOKEN)
+    assert report.blocking and token.blocking
+    assert "SOURCEGRAPH_ACCESS_TOKEN is not set" in token.message
+    assert "mcp-remote-direct" in token.message
+    assert report.blocking_reasons == [token.message]
+
+
+def test_blank_token_counts_as_missing(repo: Path) -> None:
+    report = _preflight(repo, env={"SOURCEGRAPH_ACCESS_TOKEN": "  "})
+    assert _finding(report, PreflightCheck.SOURCEGRAPH_TOKEN).blocking
+
+
+def test_baseline_only_needs_no_token(repo: Path) -> None:
+    spec = _spec(repo, mode=Mode.BASELINE_ONLY)
+    report = _preflight(repo, spec, env={})
+    token = _finding(report, PreflightCheck.SOURCEGRAPH_TOKEN)
+    assert token.ok and "not needed" in token.message
+
+
+def test_missing_task_folders_are_listed_up_to_ten(tmp_path: Path) -> None:
+    repo = build_tree(tmp_path, task_folders=False)
+    report = _preflight(repo)
+    folders = _finding(report, PreflightCheck.TASK_FOLDERS)
+    assert folders.blocking
+    assert folders.message.startswith(f"{TASK_COUNT} task folders are missing: `benchmarks/tasks/")
+    assert folders.message.count("`benchmarks/tasks/") == 10
+    assert folders.message.endswith(f"and {TASK_COUNT - 10} more")
+
+
+def test_one_missing_task_folder_is_named(repo: Path) -> None:
+    spec = _spec(repo, suite="csb_sdlc_design")
+    (repo / spec.tasks[0].path / "task.toml").unlink()
+    (repo / spec.tasks[0].path / "environment").rmdir()
+    (repo / spec.tasks[0].path).rmdir()
+    folders = _finding(_preflight(repo, spec), PreflightCheck.TASK_FOLDERS)
+    assert folders.message == f"1 task folder is missing: `{spec.tasks[0].path}`"
+
+
+def test_no_tasks_blocks(repo: Path) -> None:
+    spec = _spec(repo).model_copy(update={"tasks": ()})
+    tasks = _finding(_preflight(repo, spec), PreflightCheck.TASKS)
+    assert tasks.blocking and tasks.message == f"no tasks selected from {CANONICAL}"
+
+
+def test_account_health_ready_gives_recommended_parallel(repo: Path) -> None:
+    _script(repo, HEALTH, stdout=_health(ok=True, slots=12))
+    report = _preflight(repo)
+    health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
+    assert health.ok and health.message == "1 account(s) ready, 12 total slot(s) available"
+    assert report.recommended_parallel == 12
+    call = _call(repo, HEALTH)
+    assert call["argv"] == ["preflight", "--format", "json", "--state-file", "runs/state/account_health.json"]
+    assert Path(call["cwd"]).resolve() == repo.resolve()
+    assert "SOURCEGRAPH_ACCESS_TOKEN" in call["env"]
+    assert "SLACK_BOT_TOKEN" not in call["env"]
+
+
+def test_account_health_not_ok_blocks_with_its_reasons(repo: Path) -> None:
+    _script(repo, HEALTH, stdout=_health(ok=False), exit=1)
+    report = _preflight(repo)
+    health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
+    assert health.blocking
+    assert health.message == (
+        "accounts not ready: No usable OAuth accounts found. (account1: expired; account2: token<90m)"
+    )
+    assert report.recommended_parallel is None
+
+
+def test_account_health_ok_false_blocks_even_with_exit_zero(repo: Path) -> None:
+    _script(repo, HEALTH, stdout=_health(ok=False), exit=0)
+    assert _finding(_preflight(repo), PreflightCheck.ACCOUNT_HEALTH).blocking
+
+
+@pytest.mark.parametrize(
+    ("plan", "expected"),
+    [
+        (
+            {"raise": "state file locked"},
+            f"{HEALTH} did not print a JSON report: RuntimeError: state file locked",
+        ),
+        ({"stdout": "Account Readiness\n====\n"}, f"{HEALTH} did not print a JSON report: ===="),
+        ({"stdout": "[1, 2]"}, f"{HEALTH} printed JSON that is not an object"),
+        ({"stdout": "", "exit": 2}, f"{HEALTH} failed (exit 2): no output"),
+    ],
+)
+def test_account_health_breakage_blocks_with_a_readable_reason(
+    repo: Path, plan: dict[str, Any], expected: str
+) -> None:
+    _script(repo, HEALTH, **plan)
+    health = _finding(_preflight(repo), PreflightCheck.ACCOUNT_HEALTH)
+    assert health.blocking
+    assert health.message == expected
+    assert "Traceback" not in health.message
+
+
+def test_hung_script_and_its_children_are_stopped_and_block(repo: Path) -> None:
+    _script(repo, HEALTH, stdout=_health(), sleep=30, spawn=True)
+    started = time.monotonic()
+    health = _finding(_preflight(repo, timeout_s=0.5), PreflightCheck.ACCOUNT_HEALTH)
+    assert time.monotonic() - started < 10
+    assert health.blocking and health.message == f"{HEALTH} did not finish within 0.5 s"
+
+
+def test_missing_interpreter_blocks(repo: Path) -> None:
+    _script(repo, HEALTH, stdout=_health())
+    report = run_preflight(repo, _spec(repo), ENV, daytona=False, python="no-such-python-3")
+    health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
+    assert health.blocking and health.message.startswith(f"cannot run {HEALTH} with `no-such-python-3`")
+
+
+def test_cost_guard_runs_only_on_daytona_with_the_spec_lanes(repo: Path) -> None:
+    _script(repo, GUARD, stdout=_guard())
+    spec = _spec(repo, suite="csb_sdlc_design", parallel=8)
+    assert all(f.check != PreflightCheck.DAYTONA_COST for f in _preflight(repo, spec).findings)
+    report = _preflight(repo, spec, daytona=True)
+    guard = _finding(report, PreflightCheck.DAYTONA_COST)
+    assert guard.ok and guard.message == "Daytona launch estimate $12.50"
+    assert _call(repo, GUARD)["argv"] == [
+        "preflight", "--selection-file", CANONICAL, "--benchmark", "csb_sdlc_design",
+        "--config", "baseline-local-direct", "--config", "mcp-remote-direct",
+        "--parallel-tasks", "8", "--json",
+    ]  # fmt: skip
+
+
+def test_cost_guard_exit_two_blocks_with_its_blockers(repo: Path) -> None:
+    blockers = ["Parallel tasks 120.00 exceeds block threshold 100.", "Active sandboxes 20.00 exceeds block."]
+    _script(repo, GUARD, stdout=_guard(blockers=blockers), exit=2)
+    guard = _finding(_preflight(repo, daytona=True), PreflightCheck.DAYTONA_COST)
+    assert guard.blocking
+    assert guard.message == "Daytona cost guard blocks: " + " ".join(blockers)
+
+
+def test_cost_guard_warnings_show_without_blocking(repo: Path) -> None:
+    _script(repo, GUARD, stdout=_guard(warnings=["Launch estimate 25.00 exceeds warn threshold 20.0."]))
+    report = _preflight(repo, daytona=True)
+    guard = _finding(report, PreflightCheck.DAYTONA_COST)
+    assert not guard.ok and not guard.blocking and not report.blocking
+    assert (
+        guard.message == "Daytona launch estimate $12.50; Launch estimate 25.00 exceeds warn threshold 20.0."
+    )
+
+
+def test_cost_guard_crash_blocks(repo: Path) -> None:
+    _script(repo, GUARD, stdout="", stderr="DAYTONA_API_KEY not set and not found in .env.local.\n", exit=1)
+    guard = _finding(_preflight(repo, daytona=True), PreflightCheck.DAYTONA_COST)
+    assert guard.blocking
+    assert guard.message == f"{GUARD} failed (exit 1): DAYTONA_API_KEY not set and not found in .env.local."
+
+
+def test_account_health_for_accounts_command(repo: Path) -> None:
+    assert account_health(repo, sys.executable, ENV) is None
+    _script(repo, HEALTH, stdout=_health(ok=True, slots=6))
+    health = account_health(repo, sys.executable, ENV)
+    assert isinstance(health, AccountHealth)
+    assert health.ok_to_launch and health.recommended_parallel == 6
+    assert [a.label for a in health.accounts] == ["account1", "account2"]
+    assert health.problems() == ["account2: token<90m"]
