@@ -1,0 +1,226 @@
+"""Paired statistics of a finished run: pass rates, McNemar's exact test and a bootstrap interval.
+
+Everything is computed on complete pairs only (both lanes `passed` or `failed`), so an errored or
+unfinished lane never counts as a loss for either side. Differences are always MCP minus baseline.
+Pure and stdlib only: the bootstrap is seeded, so a report drawn twice reads the same.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
+
+from bot.domain.outcome import LaneStatus
+
+_SCORED = (LaneStatus.PASSED, LaneStatus.FAILED)
+_Num = TypeVar("_Num", int, float)
+
+
+@dataclass(frozen=True)
+class LaneResult:
+    """One lane's outcome with the usage Harbor reported in `agent_result` (None: not reported)."""
+
+    status: LaneStatus
+    reward: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.status in _SCORED
+
+    @property
+    def passed(self) -> bool:
+        return self.status is LaneStatus.PASSED
+
+    @property
+    def score(self) -> float:
+        """The reward statistics use; CSB counts a missing reward as 0."""
+        return self.reward or 0.0
+
+
+class PairKind(StrEnum):
+    """Where a pair goes in the report, in report order (the two agreeing kinds share a group)."""
+
+    MCP_ONLY = "mcp_only"
+    BASELINE_ONLY = "baseline_only"
+    BOTH_PASS = "both_pass"
+    BOTH_FAIL = "both_fail"
+    INCOMPLETE = "incomplete"
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    task_id: str
+    suite: str
+    baseline: LaneResult
+    mcp: LaneResult
+
+    @property
+    def complete(self) -> bool:
+        return self.baseline.scored and self.mcp.scored
+
+    @property
+    def kind(self) -> PairKind:
+        if not self.complete:
+            return PairKind.INCOMPLETE
+        if self.baseline.passed == self.mcp.passed:
+            return PairKind.BOTH_PASS if self.mcp.passed else PairKind.BOTH_FAIL
+        return PairKind.MCP_ONLY if self.mcp.passed else PairKind.BASELINE_ONLY
+
+
+@dataclass(frozen=True)
+class LaneTotals:
+    """One lane over the scored results: `n` scored, `k` passed; usage sums are None when none reported."""
+
+    n: int
+    k: int
+    mean_reward: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+
+@dataclass(frozen=True)
+class PairedSummary:
+    """Statistics on the `n` complete pairs; `excluded` pairs were errored or unfinished."""
+
+    n: int
+    excluded: int
+    baseline: LaneTotals
+    mcp: LaneTotals
+    both_pass: int
+    mcp_only: int
+    baseline_only: int
+    both_fail: int
+    p_value: float
+    mean_diff: float | None
+    ci: tuple[float, float] | None
+
+    @property
+    def diff_pts(self) -> float | None:
+        """MCP pass rate minus baseline pass rate, in percentage points."""
+        return 100 * (self.mcp.k - self.baseline.k) / self.n if self.n else None
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar test: a binomial(b + c, 1/2) test on the discordant counts.
+
+    Summed in integers and divided once, so it stays exact for any run size the bot will see.
+    """
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def bootstrap_mean_diff_ci(
+    diffs: Sequence[float], *, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile 95 % interval of the mean, from `resamples` seeded resamples; None without data."""
+    if not diffs:
+        return None
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
+    low = means[math.floor(0.025 * resamples)]
+    high = means[math.ceil(0.975 * resamples) - 1]
+    return low, high
+
+
+def lane_totals(results: Iterable[LaneResult]) -> LaneTotals:
+    """Totals of one lane over its scored results (the rest are left out, as in the paired view)."""
+    scored = [r for r in results if r.scored]
+    return LaneTotals(
+        n=len(scored),
+        k=sum(1 for r in scored if r.passed),
+        mean_reward=_mean([r.score for r in scored]),
+        input_tokens=_sum_reported([r.input_tokens for r in scored]),
+        output_tokens=_sum_reported([r.output_tokens for r in scored]),
+        cost_usd=_sum_reported([r.cost_usd for r in scored]),
+    )
+
+
+def summarize(pairs: Sequence[PairOutcome]) -> PairedSummary:
+    complete = [p for p in pairs if p.complete]
+    kinds = [p.kind for p in complete]
+    diffs = [p.mcp.score - p.baseline.score for p in complete]
+    mcp_only = kinds.count(PairKind.MCP_ONLY)
+    baseline_only = kinds.count(PairKind.BASELINE_ONLY)
+    return PairedSummary(
+        n=len(complete),
+        excluded=len(pairs) - len(complete),
+        baseline=lane_totals(p.baseline for p in complete),
+        mcp=lane_totals(p.mcp for p in complete),
+        both_pass=kinds.count(PairKind.BOTH_PASS),
+        mcp_only=mcp_only,
+        baseline_only=baseline_only,
+        both_fail=kinds.count(PairKind.BOTH_FAIL),
+        p_value=mcnemar_exact_p(baseline_only, mcp_only),
+        mean_diff=_mean(diffs),
+        ci=bootstrap_mean_diff_ci(diffs),
+    )
+
+
+def by_suite(pairs: Iterable[PairOutcome]) -> dict[str, list[PairOutcome]]:
+    """Pairs grouped by suite key, suites in name order, pairs in their given order."""
+    groups: dict[str, list[PairOutcome]] = {}
+    for pair in pairs:
+        groups.setdefault(pair.suite, []).append(pair)
+    return dict(sorted(groups.items()))
+
+
+def summarize_by_suite(pairs: Sequence[PairOutcome]) -> dict[str, PairedSummary]:
+    return {suite: summarize(group) for suite, group in by_suite(pairs).items()}
+
+
+_REPORT_RANK = {
+    PairKind.MCP_ONLY: 0,
+    PairKind.BASELINE_ONLY: 1,
+    PairKind.BOTH_PASS: 2,
+    PairKind.BOTH_FAIL: 2,
+    PairKind.INCOMPLETE: 3,
+}
+
+
+def order_for_report(pairs: Iterable[PairOutcome]) -> list[PairOutcome]:
+    """MCP-only wins, regressions, agreeing pairs, then errored or incomplete; run order within each."""
+    return sorted(pairs, key=lambda p: _REPORT_RANK[p.kind])
+
+
+def fmt_rate(k: int, n: int) -> str:
+    return f"{k}/{n} ({100 * k / n:.1f} %)" if n else f"{k}/{n} (n/a)"
+
+
+def fmt_signed(value: float, digits: int) -> str:
+    """Always signed, and never `-0.0`: a difference that rounds to zero reads `+0.0`."""
+    rounded = round(value, digits) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{rounded:+.{digits}f}"
+
+
+def fmt_pts(diff: float) -> str:
+    return f"{fmt_signed(diff, 1)} pts"
+
+
+def fmt_p(p: float) -> str:
+    """Three significant digits; `g` switches to an exponent below 1e-4 (`p = 1.23e-05`)."""
+    return f"p = {p:#.3g}"
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _sum_reported(values: Sequence[_Num | None]) -> _Num | None:
+    reported = [v for v in values if v is not None]
+    return sum(reported) if reported else None

@@ -1,0 +1,321 @@
+"""The paired report, the run's final reply: statistics on complete pairs, then every task.
+
+Three Slack limits shape it: 50 blocks, 3000 characters per section text, and a total for the
+message's block text that Slack does not document but enforces (`msg_blocks_too_long` from about
+13,200 characters, slackapi/bolt-js#2509). The statistics always fit; the task list shows
+disagreements first and as many lines as fit, and the rest goes to the CSV in the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from bot.domain.spec import LaneRole
+from bot.domain.stats import (
+    LaneResult,
+    LaneTotals,
+    PairedSummary,
+    PairKind,
+    PairOutcome,
+    by_suite,
+    fmt_p,
+    fmt_pts,
+    fmt_rate,
+    fmt_signed,
+    lane_totals,
+    order_for_report,
+    summarize,
+)
+from bot.slack.views.format import SECTION_LIMIT, reward
+
+MAX_BLOCKS = 50
+MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
+MAX_HEADER = 150
+SUITE_CHARS = 7_000  # the per-suite statistics never crowd the task list out entirely
+LANE_LABEL = {LaneRole.BASELINE: "baseline", LaneRole.MCP: "MCP"}
+PAIRED_GROUPS = (
+    ((PairKind.MCP_ONLY,), "MCP-only wins"),
+    ((PairKind.BASELINE_ONLY,), "Regressions (baseline only)"),
+    ((PairKind.BOTH_PASS, PairKind.BOTH_FAIL), "Both lanes agree"),
+    ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
+)
+_TRAILER_CHARS = 80  # room kept for the "… N more tasks" line
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """A finished run. `title` is plain text (it heads the message). `single_lane` names the only
+    lane of a baseline-only or full-only run; the other lane of each pair is then ignored."""
+
+    run_id: int
+    run_dir: str
+    title: str
+    model: str
+    pairs: Sequence[PairOutcome]
+    single_lane: LaneRole | None = None
+
+
+@dataclass(frozen=True)
+class ReportMessage:
+    blocks: list[Block]
+    text: str
+    csv_needed: bool  # some task lines did not fit: upload `report_csv(view)` in the thread
+
+
+def paired_report(view: ReportView) -> ReportMessage:
+    overall = None if view.single_lane else summarize(view.pairs)
+    head = [*_heading(view), *_statistics(view, overall), DividerBlock()]
+    blocks_left = MAX_BLOCKS - len(head) - 1
+    chars_left = MAX_BLOCK_CHARS - _chars(head) - _TRAILER_CHARS
+    groups = [
+        (label, [task_line(pair, view.single_lane) for pair in pairs]) for label, pairs in _task_groups(view)
+    ]
+    task_blocks, hidden = _task_list(groups, blocks_left, chars_left)
+    blocks = [*head, *task_blocks]
+    if hidden:
+        more = f"… {hidden} more {_tasks(hidden)} in the attached CSV"
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=more)]))
+    return ReportMessage(blocks=blocks, text=_fallback_text(view, overall), csv_needed=hidden > 0)
+
+
+def task_order(view: ReportView) -> list[PairOutcome]:
+    """The pairs in the order the report lists them (the CSV uses it too)."""
+    return [pair for _, pairs in _task_groups(view) for pair in pairs]
+
+
+def task_line(pair: PairOutcome, single_lane: LaneRole | None = None) -> str:
+    roles = (single_lane,) if single_lane else (LaneRole.BASELINE, LaneRole.MCP)
+    parts = [_lane_words(role, _lane(pair, role)) for role in roles]
+    return f"`{pair.task_id}`  " + " · ".join(parts)
+
+
+def _heading(view: ReportView) -> list[Block]:
+    title = f"Run #{view.run_id} report: {view.title}"
+    context = f"`{view.model}` · output `runs/…/{view.run_dir}`"
+    if view.single_lane:
+        context += f" · {LANE_LABEL[view.single_lane]} lane only, so no paired statistics"
+    return [
+        HeaderBlock(text=_clip(title, MAX_HEADER)),
+        ContextBlock(elements=[MarkdownTextObject(text=context)]),
+    ]
+
+
+def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
+    if overall is None:
+        text = _lane_text(view, "*Overall*", view.pairs)
+    else:
+        text = _paired_text("*Overall*", overall)
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_LIMIT)))]
+    suites = by_suite(view.pairs)
+    if len(suites) < 2:
+        return blocks
+    texts = [
+        _lane_text(view, f"*`{suite}`*", pairs) if view.single_lane else _suite_text(suite, summarize(pairs))
+        for suite, pairs in suites.items()
+    ]
+    packed, shown = _pack(texts, sep="\n\n", max_sections=MAX_BLOCKS // 4, max_chars=SUITE_CHARS)
+    if shown < len(texts):
+        packed.append(f"… {len(texts) - shown} more suites not shown")
+    return [*blocks, *(SectionBlock(text=MarkdownTextObject(text=text)) for text in packed)]
+
+
+def _paired_text(label: str, s: PairedSummary) -> str:
+    head = f"{label} · {s.n} complete {_pairs(s.n)}"
+    if s.excluded:
+        head += f" · {s.excluded} errored or incomplete, excluded"
+    if not s.n or s.diff_pts is None:
+        return f"{head}\nNo complete pairs, so no statistics."
+    return "\n".join(
+        [
+            head,
+            f"Pass rate: baseline {fmt_rate(s.baseline.k, s.n)} · MCP {fmt_rate(s.mcp.k, s.n)}"
+            f" · *{fmt_pts(s.diff_pts)}*",
+            f"Pairs: both pass {s.both_pass} · MCP only {s.mcp_only} · baseline only {s.baseline_only}"
+            f" · both fail {s.both_fail} · McNemar {fmt_p(s.p_value)}",
+            f"Mean reward: baseline {reward(s.baseline.mean_reward)} · MCP {reward(s.mcp.mean_reward)}"
+            f" · difference {_diff(s)}",
+            f"Usage: baseline {_usage(s.baseline)} · MCP {_usage(s.mcp)}",
+        ]
+    )
+
+
+def _suite_text(suite: str, s: PairedSummary) -> str:
+    """The overall statistics in fewer words, so all 20 suites of csb-v2-dual264 fit beside the tasks."""
+    head = f"*`{suite}`* · {s.n} {_pairs(s.n)}"
+    if s.excluded:
+        head += f" ({s.excluded} excluded)"
+    if not s.n or s.diff_pts is None:
+        return f"{head} · no statistics"
+    b, m = s.baseline, s.mcp
+    return "\n".join(
+        [
+            f"{head} · baseline {fmt_rate(b.k, s.n)} · MCP {fmt_rate(m.k, s.n)} · *{fmt_pts(s.diff_pts)}*",
+            f"both pass {s.both_pass} · MCP only {s.mcp_only} · baseline only {s.baseline_only}"
+            f" · both fail {s.both_fail} · {fmt_p(s.p_value)}",
+            f"reward baseline {reward(b.mean_reward)} · MCP {reward(m.mean_reward)} · {_diff(s)}",
+            f"usage baseline {_usage(b, short=True)} · MCP {_usage(m, short=True)}",
+        ]
+    )
+
+
+def _lane_text(view: ReportView, label: str, pairs: Sequence[PairOutcome]) -> str:
+    role = view.single_lane or LaneRole.BASELINE
+    results = [_lane(pair, role) for pair in pairs]
+    totals = lane_totals(results)
+    excluded = len(results) - totals.n
+    head = f"{label} · {totals.n} scored {_tasks(totals.n)}"
+    if excluded:
+        head += f" · {excluded} errored or incomplete, excluded"
+    return "\n".join(
+        [
+            head,
+            f"Pass rate: {LANE_LABEL[role]} {fmt_rate(totals.k, totals.n)}"
+            f" · mean reward {reward(totals.mean_reward)}",
+            f"Usage: {_usage(totals)}",
+        ]
+    )
+
+
+def _task_groups(view: ReportView) -> list[tuple[str, list[PairOutcome]]]:
+    if view.single_lane:
+        role = view.single_lane
+        results = [(pair, _lane(pair, role)) for pair in view.pairs]
+        groups = [
+            ("Passed", [p for p, r in results if r.passed]),
+            ("Failed", [p for p, r in results if r.scored and not r.passed]),
+            ("Errored or incomplete — excluded from the pass rate", [p for p, r in results if not r.scored]),
+        ]
+    else:
+        ordered = order_for_report(view.pairs)
+        groups = [(label, [p for p in ordered if p.kind in kinds]) for kinds, label in PAIRED_GROUPS]
+    return [(label, pairs) for label, pairs in groups if pairs]
+
+
+def _task_list(
+    groups: list[tuple[str, list[str]]], blocks_left: int, chars_left: int
+) -> tuple[list[Block], int]:
+    """Section blocks for as many task lines as fit, each group under its label; and how many did not."""
+    texts: list[str] = []
+    total = sum(len(task_lines) for _, task_lines in groups)
+    shown = 0
+    for label, task_lines in groups:
+        lines = [f"*{label}* ({len(task_lines)})", *task_lines]
+        packed, fitted = _pack(lines, sep="\n", max_sections=blocks_left - len(texts), max_chars=chars_left)
+        if fitted < 2:  # not even one task under the label
+            break
+        texts += packed
+        chars_left -= sum(len(text) for text in packed)
+        shown += fitted - 1
+        if fitted < len(lines):
+            break
+    return [SectionBlock(text=MarkdownTextObject(text=text)) for text in texts], total - shown
+
+
+def _pack(items: list[str], *, sep: str, max_sections: int, max_chars: int) -> tuple[list[str], int]:
+    """Texts of at most SECTION_LIMIT characters holding a prefix of `items`, within both budgets.
+
+    Returns the texts and how many items they hold; stops at the first item that does not fit, so
+    the order is kept.
+    """
+    texts: list[str] = []
+    used = 0
+    for count, item in enumerate(items):
+        item = _clip(item, SECTION_LIMIT)
+        joined = f"{texts[-1]}{sep}{item}" if texts else ""
+        if texts and len(joined) <= SECTION_LIMIT and used + len(sep) + len(item) <= max_chars:
+            texts[-1] = joined
+            used += len(sep) + len(item)
+        elif len(texts) < max_sections and used + len(item) <= max_chars:
+            texts.append(item)
+            used += len(item)
+        else:
+            return texts, count
+    return texts, len(items)
+
+
+def _lane(pair: PairOutcome, role: LaneRole) -> LaneResult:
+    return pair.baseline if role is LaneRole.BASELINE else pair.mcp
+
+
+def _lane_words(role: LaneRole, result: LaneResult) -> str:
+    return f"{LANE_LABEL[role]} {result.status.value} {reward(result.reward)}"
+
+
+def _diff(s: PairedSummary) -> str:
+    if s.mean_diff is None:
+        return "—"
+    text = fmt_signed(s.mean_diff, 2)
+    if s.ci is not None:
+        text += f" (95 % CI {fmt_signed(s.ci[0], 2)} to {fmt_signed(s.ci[1], 2)})"
+    return text
+
+
+def _usage(totals: LaneTotals, *, short: bool = False) -> str:
+    inp, out = totals.input_tokens, totals.output_tokens
+    if inp is None and out is None:
+        tokens = "tokens not reported"
+    elif short:
+        tokens = f"{_count((inp or 0) + (out or 0))} tokens"
+    else:
+        tokens = f"{_count(inp)} in / {_count(out)} out tokens"
+    cost = "cost not reported" if totals.cost_usd is None else f"${totals.cost_usd:,.2f}"
+    return f"{tokens}, {cost}"
+
+
+def _count(value: int | None) -> str:
+    if value is None:
+        return "—"
+    for size, unit in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "k")):
+        if value >= size:
+            return f"{value / size:.1f}{unit}"
+    return str(value)
+
+
+def _fallback_text(view: ReportView, s: PairedSummary | None) -> str:
+    head = f"Run #{view.run_id} report ({view.title})"
+    if view.single_lane or s is None:
+        role = view.single_lane or LaneRole.BASELINE
+        totals = lane_totals(_lane(pair, role) for pair in view.pairs)
+        return f"{head}: {LANE_LABEL[role]} {fmt_rate(totals.k, totals.n)} passed"
+    if not s.n or s.diff_pts is None:
+        return f"{head}: no complete pairs"
+    return (
+        f"{head}: baseline {fmt_rate(s.baseline.k, s.n)} · MCP {fmt_rate(s.mcp.k, s.n)}"
+        f" ({fmt_pts(s.diff_pts)}, {fmt_p(s.p_value)}) on {s.n} complete {_pairs(s.n)}"
+    )
+
+
+def _chars(blocks: list[Block]) -> int:
+    """Characters of text in the blocks: our measure for the undocumented `msg_blocks_too_long` total."""
+    return sum(_text_chars(block.to_dict()) for block in blocks)
+
+
+def _text_chars(node: Any) -> int:
+    if isinstance(node, dict):
+        return sum(len(v) if k == "text" and isinstance(v, str) else _text_chars(v) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(_text_chars(item) for item in node)
+    return 0
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _pairs(n: int) -> str:
+    return "pair" if n == 1 else "pairs"
+
+
+def _tasks(n: int) -> str:
+    return "task" if n == 1 else "tasks"
