@@ -17,7 +17,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+# The browser test drives Debian's chromium (never a downloaded browser); install it before the clock starts.
 test: $(STAMP) lint
+	@test -x /usr/bin/chromium || { echo "installing chromium for the playground page test"; \
+		apt-get update && apt-get install -y chromium; }
 	$(BIN)/pytest
 
 lint: $(STAMP)

@@ -26,6 +26,7 @@ DEFAULT_PORT = 3000
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # every tick would log a line
     try:
         return int(args.func(args))
     except InfraError as exc:

@@ -13,6 +13,7 @@ from bot.wiring import Bot
 log = logging.getLogger(__name__)
 
 BOT_KEY = web.AppKey("bot", Bot)
+GATE_TICK_SECONDS = 30.0  # expiry and reminders are measured in minutes and hours
 
 
 def build_web_app(bot: Bot, *, timers: bool = True) -> web.Application:
@@ -33,7 +34,8 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
             scheduler = start_timers(
                 {
                     "engine": (bot.engine.tick, bot.config.engine.tick_seconds),
-                    "notifier": (bot.notifier.deliver, bot.config.notifier.tick_seconds),
+                    "notifier": (bot.deliver_tick, bot.config.notifier.tick_seconds),
+                    "approval-gate": (bot.gate_tick, GATE_TICK_SECONDS),
                 }
             )
         yield

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.domain.errors import InfraError
+from bot.domain.policy import PolicyConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
@@ -24,6 +25,19 @@ class EngineConfig(BaseModel):
     timeout_multiplier: int = Field(default=10, ge=1)
     default_lane_timeout_sec: int = Field(default=4 * 3600, ge=1)
     daytona: bool = False
+    # The global slot pool shared by all runs; 0 = sessions_per_account x the account homes found,
+    # else default_parallel.
+    global_slots: int = Field(default=0, ge=0)
+    sessions_per_account: int = Field(default=4, ge=1)
+    account_homes: str = "~/.claude-homes/account*"
+    rate_limit_rest_sec: float = Field(default=300, ge=0)
+    retry_limit: int = Field(default=3, ge=0)
+    retry_backoff_sec: float = Field(default=30, ge=0)
+    retry_backoff_cap_sec: float = Field(default=600, ge=0)
+    infra_pause_rate: float = Field(default=0.5, gt=0, le=1)
+    infra_pause_min_attempts: int = Field(default=6, ge=1)
+    cancel_grace_sec: float = Field(default=30, ge=0)
+    lease_ttl_sec: float = Field(default=20, gt=0)
 
 
 class NotifierConfig(BaseModel):
@@ -31,6 +45,10 @@ class NotifierConfig(BaseModel):
 
     tick_seconds: float = Field(default=0.5, gt=0)
     max_attempts: int = Field(default=12, ge=1)
+    max_backoff_seconds: float = Field(default=60, gt=0)
+    card_update_seconds: float = Field(default=3, ge=0)
+    updates_per_minute: int = Field(default=45, ge=1)
+    post_interval_seconds: float = Field(default=1, ge=0)
 
 
 class BotConfig(BaseModel):
@@ -40,6 +58,7 @@ class BotConfig(BaseModel):
 
     engine: EngineConfig = EngineConfig()
     notifier: NotifierConfig = NotifierConfig()
+    policy: PolicyConfig = PolicyConfig()
 
 
 class Settings(BaseSettings):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slack_bolt.async_app import AsyncApp
@@ -10,18 +11,21 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock, SystemClock
-from bot.engine.dispatch import Dispatcher, LaunchConfig
-from bot.engine.engine import Engine
-from bot.engine.executor import LocalExecutor
-from bot.engine.watch import Watcher
+from bot.engine import Engine, LaunchConfig, build_engine
+from bot.services.approvals import ApprovalService
+from bot.services.checks import CheckRunner
+from bot.services.home import HomeService
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
+from bot.services.run_control import RunControlService
 from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
+from bot.slack.directory import Directory
 from bot.slack.inflight import InFlight
+from bot.slack.listeners.run_control import RunControlClicks
 from bot.slack.notifier import Notifier
 from bot.store.db import Store
 
@@ -33,11 +37,22 @@ class Bot:
     store: Store
     engine: Engine
     notifier: Notifier
+    approvals: ApprovalService
     app: AsyncApp
     inflight: InFlight
 
     async def start(self) -> None:
         await self.store.create_tables()
+
+    async def deliver_tick(self) -> None:
+        """The notifier's timer runs only in the process holding the engine lease: two bots never race."""
+        if self.engine.lease.held:
+            await self.notifier.deliver()
+
+    async def gate_tick(self) -> None:
+        """Expire requests past their time and remind approvers; a timer calls it, tests call it directly."""
+        await self.approvals.expire_due()
+        await self.approvals.remind_due()
 
     async def close(self) -> None:
         await self.engine.executor.wait_all()
@@ -49,37 +64,49 @@ def build_bot(
     *,
     clock: Clock | None = None,
     client: AsyncWebClient | None = None,
+    environ: Mapping[str, str] | None = None,
     eager_notifier: bool = True,
 ) -> Bot:
+    """`environ` is what lanes inherit and preflight reads (default: this process's environment)."""
     clock = clock or SystemClock()
+    environ = dict(os.environ if environ is None else environ)
     config = settings.load_config()
     repo = settings.resolved_repo()
     store = Store(settings.csb_database_url)
     catalog = Catalog(repo)
     client = client or create_client(settings)
-    executor = LocalExecutor()
     launch = LaunchConfig(
         repo=repo,
         harbor=settings.resolved_harbor(),
-        base_env=dict(os.environ),
+        base_env=environ,
         timeout_multiplier=config.engine.timeout_multiplier,
         daytona=config.engine.daytona,
     )
-    engine = Engine(
-        Dispatcher(store, executor, launch, clock), Watcher(store, executor, repo, clock), executor
-    )
-    notifier = Notifier(store, client, clock, config.notifier, eager=eager_notifier)
+    engine = build_engine(store, launch, config.engine, clock, eager=eager_notifier)
+    notifier = Notifier(store, client, clock, config.notifier, config.policy, repo, eager=eager_notifier)
     replies = ReplyService(store, clock)
-    requests = RunRequestService(store, catalog, config.engine, clock)
-    router = CommandRouter(requests, QueryService(store, catalog), replies, harbor=settings.resolved_harbor())
+    checks = CheckRunner(repo, environ, daytona=config.engine.daytona)
+    requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
+    approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
+    directory = Directory(client, config.policy, clock)
+    queries = QueryService(store, catalog)
+    control = RunControlService(store, config.policy, clock, requests, repo)
+    router = CommandRouter(
+        requests, queries, replies, directory, harbor=settings.resolved_harbor(), control=control
+    )
+    decisions = DecisionHandler(approvals, requests, replies, directory, client)
     inflight = InFlight()
-    app = create_app(settings, client, router, DecisionHandler(requests, replies), notifier, inflight)
+    clicks = RunControlClicks(control, replies, directory, client)
+    app = create_app(
+        settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks
+    )
     return Bot(
         settings=settings,
         config=config,
         store=store,
         engine=engine,
         notifier=notifier,
+        approvals=approvals,
         app=app,
         inflight=inflight,
     )

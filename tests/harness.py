@@ -6,6 +6,7 @@ No timers run: tests call the engine's and notifier's tick functions, and move a
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,14 +46,26 @@ class Harness:
     repo: Path
 
     async def deliver(self) -> None:
-        """Finish the listeners' work after their acks, then send what they queued."""
+        """Finish the listeners' work after their acks, then send what they queued, and what sending
+        queued in turn (milestones, the report after them, the DM after the report)."""
         await self.bot.inflight.wait_idle()
-        await self.bot.notifier.deliver()
+        for _ in range(10):
+            if not await self.bot.notifier.deliver():
+                return
 
     async def run_lanes(self) -> None:
-        """Let the engine start and finish every lane it can, delivering messages as it goes."""
-        await self.bot.engine.run_until_idle()
-        await self.deliver()
+        """Tick the engine until every lane it can start has finished, delivering after each tick,
+        so the card and the thread see the run's intermediate states as people would."""
+        executor = self.bot.engine.executor
+        idle_ticks = 0
+        while idle_ticks < 2:
+            await self.bot.engine.tick()
+            await self.deliver()
+            if executor.running_count:
+                idle_ticks = 0
+                await executor.wait_any()
+            else:
+                idle_ticks += 1
 
     def cards(self) -> list[dict[str, Any]]:
         return [
@@ -71,6 +84,21 @@ class Harness:
         return [str(e.get("text", "")) for e in self.standin.ephemerals(user)]
 
 
+# Tests see every card edit: pacing is tested on its own, with the clock moved by hand.
+UNPACED = """
+[notifier]
+card_update_seconds = 0
+post_interval_seconds = 0
+"""
+
+
+def write_config(tmp_path: Path, text: str = "") -> Path:
+    """The bot's TOML for a test: unpaced card edits plus whatever policy or engine knobs it sets."""
+    path = tmp_path / "csb-bot.toml"
+    path.write_text(text if "[notifier]" in text else UNPACED + text)
+    return path
+
+
 def make_settings(tmp_path: Path, repo: Path, slack_api_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "slack_bot_token": TOKEN,
@@ -78,7 +106,7 @@ def make_settings(tmp_path: Path, repo: Path, slack_api_url: str, **overrides: A
         "slack_api_url": slack_api_url,
         "csb_repo": repo,
         "csb_database_url": f"sqlite:///{tmp_path / 'bot.db'}",
-        "csb_config": ROOT / "configs" / "csb-bot.toml",
+        "csb_config": write_config(tmp_path, overrides.pop("config_text", "")),
         "csb_harbor": str(HARBOR),
     }
     values.update(overrides)
@@ -95,7 +123,8 @@ async def running_bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness
     standin.base_url = slack_url
     clock = ManualClock()
     settings = make_settings(tmp_path, repo, f"{slack_url}/api/", **overrides)
-    bot = build_bot(settings, clock=clock, eager_notifier=False)
+    environ = {**os.environ, "SOURCEGRAPH_ACCESS_TOKEN": "sgp_test_not_a_real_token"}
+    bot = build_bot(settings, clock=clock, environ=environ, eager_notifier=False)
     bot_server = TestServer(build_web_app(bot, timers=False), host="127.0.0.1")
     await bot_server.start_server()
     bot_url = str(bot_server.make_url("/slack/events"))

@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,11 @@ from slack_sdk.models.blocks import (
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
+from bot.domain.stats import LaneResult, PairOutcome
 from bot.playground import APPROVER, CAST, REQUESTER
-from bot.slack.views import CardView, LaneView, RunView, approval_card, status_message, summary_message
+from bot.slack.views import CardView, approval_card
+from bot.slack.views.report import ReportView, paired_report
+from bot.slack.views.run_card import RunCardView
 from bot.store.models import RequestState
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,16 +171,36 @@ def card(state: RequestState, **decision: Any) -> list[Block]:
     return approval_card(view)
 
 
-def run_view(state: str, statuses: list[tuple[LaneStatus, LaneStatus]]) -> RunView:
-    lanes: list[LaneView] = []
-    for index, (task, (base, mcp)) in enumerate(zip(TASKS, statuses, strict=True)):
-        lanes.append(
-            LaneView(task, index, LaneRole.BASELINE.value, base, 1.0 if base is LaneStatus.PASSED else 0.0)
-        )
-        lanes.append(
-            LaneView(task, index, LaneRole.MCP.value, mcp, 1.0 if mcp is LaneStatus.PASSED else None)
-        )
-    return RunView(run_id=3, run_dir="csb_sdlc_fix_haiku_20260102_030405_3", state=state, lanes=lanes)
+def run_card(state: str, done: int, running: int, queued: int) -> RunCardView:
+    counts = {
+        "baseline": {LaneStatus.PASSED: 1, LaneStatus.FAILED: done - 1},
+        "mcp": {LaneStatus.PASSED: done},
+    }
+    return RunCardView(
+        run_id=7,
+        state=state,
+        pairs_done=done,
+        pairs_total=3,
+        lanes_running=running,
+        lanes_queued=queued,
+        counts=counts,
+        started_at=DECIDED_AT,
+        now=DECIDED_AT + timedelta(minutes=2, seconds=5),
+    )
+
+
+def report_view() -> ReportView:
+    def lane(status: LaneStatus, reward: float | None) -> LaneResult:
+        return LaneResult(status=status, reward=reward)
+
+    pairs = [
+        PairOutcome(TASKS[0], "csb_sdlc_fix", lane(LaneStatus.PASSED, 1.0), lane(LaneStatus.PASSED, 1.0)),
+        PairOutcome(TASKS[1], "csb_sdlc_fix", lane(LaneStatus.FAILED, 0.0), lane(LaneStatus.PASSED, 1.0)),
+        PairOutcome(TASKS[2], "csb_sdlc_fix", lane(LaneStatus.FAILED, 0.0), lane(LaneStatus.ERRORED, None)),
+    ]
+    return ReportView(
+        7, "csb_sdlc_fix_haiku_20260102_030405_7", "Run #7 finished: csb_sdlc_fix", SPEC.params.model, pairs
+    )
 
 
 # -- the bot's cards ----------------------------------------------------------------------------------
@@ -223,28 +246,33 @@ def test_rejected_card_shows_the_reason() -> None:
     assert "❌" in page.text
 
 
-def test_status_message_counts_lanes() -> None:
-    statuses = [(LaneStatus.PASSED, LaneStatus.PASSED), (LaneStatus.RUNNING, LaneStatus.RUNNING)]
-    statuses.append((LaneStatus.QUEUED, LaneStatus.QUEUED))
-    page = render(status_message(run_view("running", statuses)))
-    assert "Run #3 running: 2/6 lanes done · 2 running · 2 queued" in page.text
-    assert "<strong>Run #3</strong>" in page.html
-    assert "baseline: 1/3 passed" in page.text and "MCP: 1/3 passed" in page.text
-    assert '<div class="bk-block bk-block-context"' in page.html
-    assert "runs/…/csb_sdlc_fix_haiku_20260102_030405_3" in page.text
+def test_running_card_shows_progress_counts_and_cancel() -> None:
+    view = CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="8bd5fc89514b" + "0" * 52,
+        requester=REQUESTER,
+        state=RequestState.APPROVED,
+        decided_by=APPROVER,
+        decided_at=DECIDED_AT,
+        run=run_card("running", 1, 2, 2),
+    )
+    page = render(approval_card(view))
+    assert "Running" in page.text and "1/3 pairs done · 2 lanes running · 2 queued" in page.text
+    assert "baseline: 1 passed, 0 failed, 0 errored, 0 timeout" in page.text
+    assert "elapsed 2 min 05 s" in page.text
+    assert page.labels == ["Cancel"]
+    (cancel,) = page.buttons
+    assert cancel["data-bk-action-id"] == "run.cancel" and cancel["data-bk-value"] == "7"
 
 
-def test_summary_lists_every_task_with_both_lanes() -> None:
-    statuses = [
-        (LaneStatus.PASSED, LaneStatus.PASSED),
-        (LaneStatus.FAILED, LaneStatus.PASSED),
-        (LaneStatus.FAILED, LaneStatus.ERRORED),
-    ]
-    page = render(summary_message(run_view("finished", statuses)))
-    assert "Run #3 finished (3 tasks)" in page.text
-    assert "slugify-punctuation-fix-001 baseline passed 1.00 · MCP passed 1.00" in page.text
+def test_report_lists_every_task_with_both_lanes() -> None:
+    page = render(paired_report(report_view()).blocks)
+    assert "Run #7 finished: csb_sdlc_fix" in page.text
     assert "pagination-offset-fix-001 baseline failed 0.00 · MCP passed 1.00" in page.text
+    assert "slugify-punctuation-fix-001 baseline passed 1.00 · MCP passed 1.00" in page.text
     assert "config-merge-nested-fix-001 baseline failed 0.00 · MCP errored —" in page.text
+    assert page.text.index("MCP-only wins") < page.text.index("Both lanes agree")
     for task in TASKS:
         assert f'<code class="bk-code">{task}</code>' in page.html
     assert page.buttons == []

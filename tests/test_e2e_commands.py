@@ -36,9 +36,8 @@ async def test_help_lists_the_subcommands(tmp_path: Path) -> None:
         await h.driver.slash_command(REQUESTER, "help")
         await h.deliver()
         (text,) = h.ephemeral_texts(REQUESTER)
-        for name in ("run", "help", "suites", "status", "audit"):
+        for name in ("run", "help", "suites", "status", "cancel", "rerun", "audit", "accounts"):
             assert f"/csb {name}" in text
-        assert "/csb cancel" not in text  # not served by this version, so not promised
 
 
 @pytest.mark.parametrize(
@@ -79,7 +78,9 @@ async def test_selection_file_and_single_lane_modes_on_the_card(tmp_path: Path) 
         card = await request_card(h, "run csb_sdlc_debug --full-only --parallel 3 --category official")
         shown = card_text(card)
         assert "`full-only`" in shown and "`official`" in shown and "3 slots" in shown
-        assert labels(card) == ["Approve", "Reject"]
+        # No baseline results exist yet, so the pairing guard refuses the single-lane run.
+        assert "No clean counterpart result for 3 task(s)" in shown
+        assert labels(card) == ["Reject", "Edit"]
 
 
 async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ async def test_suites_status_and_audit(tmp_path: Path) -> None:
         await h.deliver()
         suites, status, audit, missing = h.ephemeral_texts(REQUESTER)
         assert "`csb_sdlc_fix` 3" in suites and "(7 tasks)" in suites
-        assert "#1 queued: 0/6 lanes done" in status
+        assert "#1 queued #1 in the queue: 0/6 lanes done" in status
         assert "*requested*" in audit and "*approved*" in audit
         assert "no request or run #99" in missing
 
@@ -119,3 +120,35 @@ async def test_card_in_a_channel_without_the_bot_says_invite(tmp_path: Path) -> 
         assert h.standin.messages("C0NOBOT") == []
         (reply,) = h.ephemeral_texts(REQUESTER)
         assert "/invite @csb" in reply
+        with sqlite3.connect(tmp_path / "bot.db") as db:
+            state, reason = db.execute("select state, reason from run_requests").fetchone()
+        assert state == "REJECTED" and "not in the channel" in reason  # never left pending
+
+
+ACCOUNT_HEALTH = """#!/usr/bin/env python3
+import json
+print(json.dumps({
+    "ok_to_launch": False,
+    "summary": "1 of 2 accounts can take work",
+    "recommended_parallel_jobs": 4,
+    "accounts": [
+        {"label": "account1", "status": "ready", "available_slots": 4, "reasons": []},
+        {"label": "account2", "status": "token_low", "available_slots": 0, "reasons": ["token<90m"]},
+    ],
+}))
+"""
+
+
+async def test_accounts_says_when_csb_has_no_health_script_and_shows_its_verdict(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        await h.driver.slash_command(REQUESTER, "accounts")
+        await h.deliver()
+        assert "no `scripts/infra/account_health.py`" in h.ephemeral_texts(REQUESTER)[-1]
+        script = h.repo / "scripts" / "infra" / "account_health.py"
+        script.parent.mkdir(parents=True)
+        script.write_text(ACCOUNT_HEALTH)
+        await h.driver.slash_command(REQUESTER, "accounts")
+        await h.deliver()
+        reply = h.ephemeral_texts(REQUESTER)[-1]
+        assert "not ok to launch" in reply and "Recommended parallel: 4" in reply
+        assert "`account2` token_low, 0 free slots (token<90m)" in reply

@@ -52,25 +52,22 @@ async def test_run_approve_lanes_and_summary(tmp_path: Path) -> None:
             "`staging`",
         ):
             assert expected in shown
-        assert labels(card) == ["Approve", "Reject"]
+        assert labels(card) == ["Approve", "Reject", "Edit"]
 
         assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
         await h.deliver()
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None
         assert "Approved" in card_text(card) and f"<@{APPROVER}>" in card_text(card)
-        assert labels(card) == []
+        assert labels(card) == ["Cancel"]  # the approved card is now the run's status card
 
         await h.run_lanes()
-        thread = h.thread(card)
-        assert len(thread) == 2, thread
-        status, summary = thread
-        assert "finished" in card_text(status)
-        lines = re.findall(r"`([\w.-]+)`  (baseline \w+ \S+) · (MCP \w+ \S+)", card_text(summary))
-        assert lines, card_text(summary)
+        report = card_text(h.thread(card)[-1])
+        lines = re.findall(r"`([\w.-]+)`  (baseline \w+ \S+) · (MCP \w+ \S+)", report)
+        assert lines, report
         outcomes = {task: (base, mcp) for task, base, mcp in lines}
         assert outcomes == EXPECTED_FIX
-        assert "*baseline*:" in card_text(summary) and "*MCP*:" in card_text(summary)
+        assert "baseline 1/3 (33.3 %)" in report and "MCP 3/3 (100.0 %)" in report
 
 
 # The example bench's stand-in rule: MCP applies the reference fix, baseline only on easy tasks.
@@ -81,14 +78,25 @@ EXPECTED_FIX = {
 }
 
 
-async def test_reject_updates_card_and_launches_nothing(tmp_path: Path) -> None:
+async def reject_with_reason(h: Harness, user: str, card: dict[str, Any], reason: str) -> None:
+    """Click Reject, then submit the modal it opens, as a person would."""
+    await h.driver.click_button(user, CHANNEL, card["ts"], "Reject")
+    await h.deliver()
+    (view_id,) = h.standin.views
+    values = {"reject.reason": {"value": {"type": "plain_text_input", "value": reason}}}
+    response = await h.driver.submit_view(user, view_id, values)
+    assert response.status == 200
+    await h.deliver()
+
+
+async def test_reject_asks_a_reason_updates_card_and_launches_nothing(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
-        await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Reject")
-        await h.deliver()
+        await reject_with_reason(h, APPROVER, card, "wrong model for this week")
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None
-        assert "Rejected" in card_text(card) and f"<@{APPROVER}>" in card_text(card)
+        shown = card_text(card)
+        assert "Rejected" in shown and f"<@{APPROVER}>" in shown and "wrong model for this week" in shown
         assert labels(card) == []
         await h.bot.engine.tick()
         assert h.bot.engine.executor.running_count == 0
@@ -108,7 +116,7 @@ async def test_two_concurrent_approvals_launch_once(tmp_path: Path) -> None:
         await h.run_lanes()
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None
-        summaries = [m for m in h.thread(card) if "finished" in card_text(m) and "tasks)" in card_text(m)]
-        assert len(summaries) == 1
+        reports = [m for m in h.thread(card) if "MCP-only wins" in card_text(m)]
+        assert len(reports) == 1
         run_dirs = list((h.repo / "runs" / "staging").iterdir())
         assert len(run_dirs) == 1

@@ -1,23 +1,40 @@
-"""Pump queued lanes into free slots: both lanes of a pair are claimed in one transaction, then started."""
+"""Pump queued lanes into free slots, then start them.
+
+One write transaction claims everything that fits: runs in queue order (`official` first, then by
+approval), each within its own `parallel` and all within the global slot pool, both lanes of a pair
+or neither, each lane on the next free account. The claim is fenced by the timer lease, and the lane
+is `running` with its marker before its process exists, so a crash in between loses nothing.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from bot.csb.command import lane_command, lane_env
-from bot.csb.task_copy import mcp_task_path
+from bot.csb.task_copy import SG_ONLY, mcp_task_path
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.spec import LaneRole
+from bot.engine.accounts import AccountPicker, AccountPool
+from bot.engine.attempts import retire_attempt
 from bot.engine.executor import LaneLaunch, LocalExecutor
-from bot.store import audit, outbox, requests, runs
+from bot.engine.processes import MARKER_ENV
+from bot.engine.settle import Ending, apply, decide, status_target
+from bot.settings import EngineConfig
+from bot.store import accounts, audit, lanes, lease, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, OutboxKind, Run
+from bot.store.lanes import LaneClaim
+from bot.store.lease import Claimant
+from bot.store.models import Lane, OutboxKind, Run, RunState
 
 log = logging.getLogger(__name__)
 
@@ -33,81 +50,182 @@ class LaunchConfig:
     daytona: bool
 
 
-def status_target(run_id: int) -> str:
-    return f"status:{run_id}"
+@dataclass(frozen=True)
+class Claim:
+    run: Run
+    lane: Lane
+    attempt: int  # this start's number, 1 for the first
+    home: str
+    marker: str
 
 
 class Dispatcher:
-    def __init__(self, store: Store, executor: LocalExecutor, launch: LaunchConfig, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: Store,
+        executor: LocalExecutor,
+        launch: LaunchConfig,
+        clock: Clock,
+        config: EngineConfig,
+        pool: AccountPool,
+        claimant: Claimant,
+    ) -> None:
         self._store = store
         self._executor = executor
         self._launch = launch
         self._clock = clock
+        self._config = config
+        self._pool = pool
+        self._claimant = claimant
+        self._unrecorded: dict[int, int] = {}  # lane id → pid, written in the next transaction
 
-    async def pump(self) -> int:
-        """Start as many pairs as the runs' slots allow, oldest run first; returns lanes started."""
-        async with self._store.read() as session:
-            active = await runs.active_runs(session)
+    async def prepare(self) -> None:
+        """Make sure every account home has its row (once, when this process takes the lease)."""
+        async with self._store.write() as session:
+            await accounts.ensure_accounts(session, self._pool.homes)
+
+    async def launch(self, claims: list[Claim]) -> int:
+        """Start claimed lanes; returns how many started. Their pids are written with the next tick."""
+        if not claims:
+            return 0
+        # Retries move an earlier attempt's files and MCP lanes may copy a task folder: in a thread.
+        simple = all(claim.attempt == 1 and not self._copies_task(claim.lane) for claim in claims)
+        prepared = self._prepare_all(claims) if simple else await asyncio.to_thread(self._prepare_all, claims)
+        ready = [
+            (claim, launch)
+            for claim, launch in zip(claims, prepared, strict=True)
+            if isinstance(launch, LaneLaunch)
+        ]
+        failures = [
+            (claim, str(launch))
+            for claim, launch in zip(claims, prepared, strict=True)
+            if not isinstance(launch, LaneLaunch)
+        ]
         started = 0
-        for run in active:
-            started += await self._fill(run)
+        pids = await self._executor.start_many([launch for _, launch in ready])
+        for (claim, _), pid in zip(ready, pids, strict=True):
+            if isinstance(pid, InfraError):
+                log.warning("lane %s could not start: %s", claim.lane.id, pid)
+                failures.append((claim, str(pid)))
+            else:
+                self._unrecorded[claim.lane.id or 0] = pid
+                started += 1
+        if failures:
+            async with self._store.write() as session:
+                endings = [self._fail_to_start(claim, reason) for claim, reason in failures]
+                await apply(session, endings, self._clock.now(), self._config)
         return started
 
-    async def _fill(self, run: Run) -> int:
-        started = 0
-        while True:
-            pair = await self._claim_pair(run)
-            if not pair:
-                return started
-            for lane in pair:
-                await self._start(run, lane)
-                started += 1
+    async def record_pids(self, session: AsyncSession) -> None:
+        """Pids are for people and tools; a restart finds lanes by their marker, so this may lag a tick."""
+        pids, self._unrecorded = self._unrecorded, {}
+        await lanes.record_pids(session, pids)
 
-    async def _claim_pair(self, run: Run) -> list[Lane]:
-        """Claim the next pair if it fits in the run's free slots, all its lanes or none."""
+    async def claim(self, session: AsyncSession, now: datetime) -> list[Claim]:
+        """Claim everything that fits, in the caller's write transaction (fenced by the lease)."""
+        if not await lease.holds(session, self._claimant.holder, now):
+            return []
+        running = await lanes.running_counts(session)
+        free = self._pool.slots - running.total
+        if free <= 0:
+            return []
+        picker = AccountPicker(
+            await accounts.ready_accounts(session, self._pool.homes, now),
+            running.by_account,
+            self._pool.per_account,
+        )
+        busy = running.by_run
+        claims: list[Claim] = []
+        for run in await runs.active_runs(session, states=runs.STARTABLE_STATES):
+            taken, blocked = await self._claim_run(session, run, free, busy, picker, now)
+            claims += taken
+            free -= len(taken)
+            if blocked or free <= 0:
+                break  # strict priority: a run that waits for slots is not overtaken
+        moved = await lanes.claim_lanes(
+            session,
+            [LaneClaim(c.lane.id or 0, c.home, c.marker) for c in claims],
+            now=now,
+            host=self._claimant.host,
+        )
+        if moved != len(claims):  # another engine got there first: roll back, try next tick
+            raise RuntimeError(f"claimed {moved} of {len(claims)} lanes; another engine is running")
+        await accounts.set_turns(session, picker.changed)
+        return claims
+
+    async def _claim_run(
+        self,
+        session: AsyncSession,
+        run: Run,
+        free: int,
+        busy: dict[int, int],
+        picker: AccountPicker,
+        now: datetime,
+    ) -> tuple[list[Claim], bool]:
+        """Claim this run's next pairs; True as the second value when the global pool or accounts ran out."""
         assert run.id is not None
-        now = self._clock.now()
-        async with self._store.write() as session:
-            pair = await runs.next_queued_pair(session, run.id)
-            running = await runs.count_running(session, run.id)
-            # A run never waits forever: a pair wider than `parallel` still runs, alone.
-            if not pair or (running and running + len(pair) > run.parallel):
-                return []
-            for lane in pair:
-                assert lane.id is not None
-                if not await runs.claim_lane(session, lane.id, now):
-                    raise RuntimeError(f"lane {lane.id} claimed twice in one transaction")
-            if await runs.mark_run_started(session, run.id, now):
-                request = await requests.get_request(session, run.request_id)
-                assert request is not None
-                await audit.record(
-                    session,
-                    request_id=run.request_id,
-                    run_id=run.id,
-                    action="launched",
-                    actor="csb-bot",
-                    at=now,
-                    spec_hash=request.spec_hash,
-                )
-            await outbox.enqueue(
-                session, kind=OutboxKind.STATUS, target=status_target(run.id), now=now, run_id=run.id
-            )
-        return pair
+        running = busy.get(run.id, 0)
+        room = run.parallel - running
+        if room <= 0:
+            return [], False
+        claims: list[Claim] = []
+        blocked = False
+        for unit in await lanes.ready_units(session, run.id, now, max(min(free, room), 2)):
+            # A run never waits forever: a pair wider than its `parallel` still runs, alone.
+            if running and running + len(unit) > run.parallel:
+                break
+            homes = picker.pick(len(unit), [lane.account for lane in unit]) if len(unit) <= free else None
+            if homes is None:
+                blocked = True
+                break
+            for lane, home in zip(unit, homes, strict=True):
+                claims.append(Claim(run, lane, lane.attempt + 1, home, f"{lane.id}.{uuid.uuid4().hex[:16]}"))
+            running += len(unit)
+            free -= len(unit)
+            busy[run.id] = running
+        if claims:
+            await self._announce_start(session, run, now)
+        return claims, blocked
 
-    async def _start(self, run: Run, lane: Lane) -> None:
-        assert lane.id is not None
-        try:
-            launch = await asyncio.to_thread(self._lane_launch, run, lane)
-            pid = await self._executor.start(launch)
-        except (InfraError, OSError) as exc:
-            log.warning("lane %s could not start: %s", lane.id, exc)
-            await self._fail_to_start(lane, str(exc))
+    async def _announce_start(self, session: AsyncSession, run: Run, now: datetime) -> None:
+        """The run's first lanes: mark it running. Later starts follow lanes that ended in the same
+        tick, whose settling already queued the status redraw."""
+        assert run.id is not None
+        if run.state is not RunState.QUEUED or not await runs.mark_run_started(session, run.id, now):
             return
-        async with self._store.write() as session:
-            await runs.record_pid(session, lane.id, pid)
+        request = await requests.get_request(session, run.request_id)
+        assert request is not None
+        await audit.record(
+            session,
+            request_id=run.request_id,
+            run_id=run.id,
+            action="launched",
+            actor="csb-bot",
+            at=now,
+            spec_hash=request.spec_hash,
+        )
+        await outbox.enqueue(
+            session, kind=OutboxKind.STATUS, target=status_target(run.id), now=now, run_id=run.id
+        )
 
-    def _lane_launch(self, run: Run, lane: Lane) -> LaneLaunch:
-        cfg = self._launch
+    def _copies_task(self, lane: Lane) -> bool:
+        sg_only = self._launch.repo / lane.task_path / "environment" / SG_ONLY
+        return lane.role == LaneRole.MCP and sg_only.is_file()
+
+    def _prepare_all(self, claims: list[Claim]) -> list[LaneLaunch | Exception]:
+        """File work before the spawns, in a worker thread: earlier attempts moved aside, MCP task copies."""
+        prepared: list[LaneLaunch | Exception] = []
+        for claim in claims:
+            try:
+                prepared.append(self._lane_launch(claim))
+            except (InfraError, OSError) as exc:
+                prepared.append(exc)
+        return prepared
+
+    def _lane_launch(self, claim: Claim) -> LaneLaunch:
+        cfg, lane, run = self._launch, claim.lane, claim.run
+        if claim.attempt > 1:
+            retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, claim.attempt - 1)
         task_path = lane.task_path
         if lane.role == LaneRole.MCP:
             task_path = mcp_task_path(cfg.repo, lane.task_path, lane.jobs_dir, lane.task_id)
@@ -119,22 +237,14 @@ class Dispatcher:
             daytona=cfg.daytona,
             timeout_multiplier=cfg.timeout_multiplier,
         )
-        home = cfg.base_env.get("HOME", str(Path.home()))
-        env = lane_env(cfg.base_env, home=home, mcp_type=lane.mcp_type)
+        env = lane_env(cfg.base_env, home=claim.home, mcp_type=lane.mcp_type)
+        env[MARKER_ENV] = claim.marker
         return LaneLaunch(
             lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=cfg.repo / lane.log_path
         )
 
-    async def _fail_to_start(self, lane: Lane, reason: str) -> None:
-        assert lane.id is not None
-        now = self._clock.now()
+    def _fail_to_start(self, claim: Claim, reason: str) -> Ending:
+        """Harbor could not even start: an infrastructure failure, retried like any other."""
         outcome = TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
-        async with self._store.write() as session:
-            await runs.finish_lane(session, lane.id, outcome, exit_code=None, now=now)
-            await outbox.enqueue(
-                session,
-                kind=OutboxKind.STATUS,
-                target=status_target(lane.run_id),
-                now=now,
-                run_id=lane.run_id,
-            )
+        state = RunState.RUNNING if claim.run.state is RunState.QUEUED else claim.run.state
+        return decide(claim.lane, state, outcome, exit_code=None, now=self._clock.now(), config=self._config)

@@ -1,7 +1,8 @@
 """The local executor: each lane is one Harbor child process in its own process group.
 
 Output goes to the lane's log file (never a pipe to the bot, so a chatty Harbor cannot stall us), and
-the exit code is collected by a waiter task so the engine's tick only reads a dict.
+the exit code is collected by a waiter task so the engine's tick only reads a dict. Processes found
+after a restart are attached by pid: they are not our children, so they are polled, not awaited.
 """
 
 from __future__ import annotations
@@ -10,13 +11,21 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Mapping, Sequence
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.domain.errors import InfraError
+from bot.engine.processes import process_alive
 
 log = logging.getLogger(__name__)
+
+# Exit code recorded for a lane whose process ended unobserved (attached after a restart, or lost).
+EXIT_UNKNOWN = -1
+_POLL_SECONDS = 0.05
+SPAWN_THREADS = 4  # how often `wait_any` looks at attached processes, which cannot be awaited
 
 
 @dataclass(frozen=True)
@@ -30,76 +39,172 @@ class LaneLaunch:
 
 class LocalExecutor:
     def __init__(self) -> None:
-        self._procs: dict[int, asyncio.subprocess.Process] = {}
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
         self._exits: dict[int, int] = {}
-        self._waiters: set[asyncio.Task[None]] = set()
+        self._attached: dict[int, int | None] = {}  # lane id → pid (None: already gone when found)
+        self._pending: dict[int, asyncio.Future[None]] = {}  # resolved when the lane's process exits
+        self._unseen_exits = 0  # exits since `wait_any` last returned
+        self._spawner = ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="lane-spawn")
+        self.on_exit: Callable[[], None] | None = None
 
     async def start(self, launch: LaneLaunch) -> int:
         """Spawn the lane and return its pid; an unstartable executable is an InfraError."""
-        launch.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(launch.log_path, "ab") as log_file:
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *launch.argv,
-                    cwd=launch.cwd,
-                    env=dict(launch.env),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log_file,
-                    stderr=asyncio.subprocess.STDOUT,
-                    start_new_session=True,  # its own process group, so a stop reaches Harbor's children
-                )
-            except (FileNotFoundError, PermissionError) as exc:
-                raise InfraError(f"cannot start harbor ({launch.argv[0]}): {exc.strerror}") from exc
-        self._procs[launch.lane_id] = proc
-        waiter = asyncio.create_task(self._wait(launch.lane_id, proc))
-        self._waiters.add(waiter)
-        waiter.add_done_callback(self._waiters.discard)
+        return self._track(launch.lane_id, _spawn(launch))
+
+    async def start_many(self, launches: Sequence[LaneLaunch]) -> list[int | InfraError]:
+        """Spawn several lanes at once, a few forks in parallel (each waits for its child's exec)."""
+        loop = asyncio.get_running_loop()
+        spawned = await asyncio.gather(
+            *(loop.run_in_executor(self._spawner, _spawn, launch) for launch in launches),
+            return_exceptions=True,
+        )
+        results: list[int | InfraError] = []
+        for launch, proc in zip(launches, spawned, strict=True):
+            if isinstance(proc, InfraError | OSError):
+                results.append(proc if isinstance(proc, InfraError) else InfraError(str(proc)))
+            elif isinstance(proc, BaseException):
+                raise proc
+            else:
+                results.append(self._track(launch.lane_id, proc))
+        return results
+
+    def _track(self, lane_id: int, proc: subprocess.Popen[bytes]) -> int:
+        self._procs[lane_id] = proc
+        self._pending[lane_id] = asyncio.get_running_loop().create_future()
+        self._watch_exit(lane_id, proc)
         return proc.pid
 
-    async def _wait(self, lane_id: int, proc: asyncio.subprocess.Process) -> None:
-        self._exits[lane_id] = await proc.wait()
+    def _watch_exit(self, lane_id: int, proc: subprocess.Popen[bytes]) -> None:
+        """A pidfd becomes readable when the child exits (Linux); elsewhere a thread waits for it."""
+        loop = asyncio.get_running_loop()
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            task = loop.create_task(asyncio.to_thread(proc.wait))
+            task.add_done_callback(lambda done: self._exited(lane_id, done.result()))
+            return
+
+        def reap() -> None:
+            code = proc.poll()
+            if code is not None:
+                loop.remove_reader(fd)
+                os.close(fd)
+                self._exited(lane_id, code)
+
+        loop.add_reader(fd, reap)
+
+    def _exited(self, lane_id: int, code: int) -> None:
+        self._exits[lane_id] = code
+        self._unseen_exits += 1
+        pending = self._pending.pop(lane_id, None)
+        if pending is not None and not pending.done():
+            pending.set_result(None)
+        if self.on_exit is not None:
+            self.on_exit()
+
+    def attach(self, lane_id: int, pid: int | None) -> None:
+        """Watch a lane process this bot did not spawn (found by its marker after a restart)."""
+        self._attached[lane_id] = pid
 
     def is_tracked(self, lane_id: int) -> bool:
-        return lane_id in self._procs
+        return lane_id in self._procs or lane_id in self._attached
 
     def exit_code(self, lane_id: int) -> int | None:
-        """The exit code once the process has ended, else None."""
+        """The exit code once the process has ended, else None; EXIT_UNKNOWN for an attached one."""
+        if lane_id in self._attached:
+            pid = self._attached[lane_id]
+            return None if pid is not None and process_alive(pid) else EXIT_UNKNOWN
         return self._exits.get(lane_id)
 
     def forget(self, lane_id: int) -> None:
         self._procs.pop(lane_id, None)
         self._exits.pop(lane_id, None)
+        self._attached.pop(lane_id, None)
 
-    def stop(self, lane_id: int, pid: int | None) -> None:
-        """SIGINT the lane's process group so Harbor can tear down what it started."""
-        target = self._procs[lane_id].pid if lane_id in self._procs else pid
-        if target is None:
+    def interrupt(self, lane_id: int) -> None:
+        """SIGINT the lane's process group so Harbor can tear down containers and sandboxes."""
+        self._signal(lane_id, signal.SIGINT)
+
+    def kill(self, lane_id: int) -> None:
+        """SIGKILL the lane's process group: the grace period is over."""
+        self._signal(lane_id, signal.SIGKILL)
+
+    def _signal(self, lane_id: int, signum: signal.Signals) -> None:
+        """Only processes we track are signalled: a pid from the database may be another host's."""
+        target = self.pid(lane_id)
+        if target is None or self.exit_code(lane_id) is not None:
             return
         try:
-            os.killpg(target, signal.SIGINT)
+            os.killpg(target, signum)
         except ProcessLookupError:
             log.info("lane %s: process group %s already gone", lane_id, target)
+        except PermissionError:
+            log.warning("lane %s: not allowed to signal process group %s", lane_id, target)
+
+    def kill_all(self) -> None:
+        """SIGKILL every live lane this executor tracks (tests that fail midway; never on a shutdown)."""
+        for lane_id in [*self._procs, *self._attached]:
+            self.kill(lane_id)
+
+    def pid(self, lane_id: int) -> int | None:
+        if lane_id in self._procs:
+            return self._procs[lane_id].pid
+        return self._attached.get(lane_id)
 
     async def wait_all(self) -> None:
         """Wait until every started process has exited (tests and shutdown)."""
-        if self._waiters:
-            await asyncio.gather(*list(self._waiters))
+        if self._pending:
+            await asyncio.gather(*list(self._pending.values()))
 
-    async def wait_any(self) -> None:
-        """Wait until at least one running process exits."""
-        if self._waiters:
-            await asyncio.wait(list(self._waiters), return_when=asyncio.FIRST_COMPLETED)
+    async def wait_any(self, *, quiet: float = 0.0, longest: float = 0.0) -> None:
+        """Wait until at least one running process exits (attached ones are polled).
+
+        Returns at once when a process exited since the last call returned (say, during a tick). With
+        `quiet`, keeps gathering exits until none came for `quiet` seconds (at most `longest`), so the
+        lanes of one wave are settled and refilled in one tick.
+        """
+        if not self._unseen_exits:
+            await self._first_exit()
+        loop = asyncio.get_running_loop()
+        until = loop.time() + longest
+        while quiet and self._pending and loop.time() < until:
+            done, _ = await asyncio.wait(
+                list(self._pending.values()), timeout=quiet, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done:
+                break
+        self._unseen_exits = 0
+
+    async def _first_exit(self) -> None:
+        polled = any(self.exit_code(lane_id) is None for lane_id in self._attached)
+        if self._pending:
+            await asyncio.wait(
+                list(self._pending.values()),
+                timeout=_POLL_SECONDS if polled else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        elif polled:
+            await asyncio.sleep(_POLL_SECONDS)
 
     @property
     def running_count(self) -> int:
-        return sum(1 for lane_id in self._procs if lane_id not in self._exits)
+        spawned = sum(1 for lane_id in self._procs if lane_id not in self._exits)
+        return spawned + sum(1 for lane_id in self._attached if self.exit_code(lane_id) is None)
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _spawn(launch: LaneLaunch) -> subprocess.Popen[bytes]:
+    """Fork/exec one lane with its output appended to its log file (not a pipe to the bot)."""
+    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(launch.log_path, "ab") as log_file:
+        try:
+            return subprocess.Popen(  # a plain fork/exec: cheaper than asyncio's, no thread per child
+                list(launch.argv),
+                cwd=launch.cwd,
+                env=dict(launch.env),
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so a stop reaches Harbor's children
+            )
+        except (FileNotFoundError, PermissionError) as exc:
+            raise InfraError(f"cannot start harbor ({launch.argv[0]}): {exc.strerror}") from exc

@@ -1,121 +1,155 @@
-"""Watch running lanes: classify each one whose process ended, stop the ones past their time limit."""
+"""Watch running lanes: find the ones whose process ended and judge them by their files; stop the ones
+past their time limit or in a cancelled run (SIGINT, then SIGKILL after the grace period).
+
+The engine settles what was judged in its one write transaction per tick (`settle`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.results import lane_outcome
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.engine.dispatch import status_target
-from bot.engine.executor import LocalExecutor, pid_alive
-from bot.store import audit, outbox, requests, runs
+from bot.engine.executor import LocalExecutor
+from bot.engine.job_index import JobIndex
+from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
+from bot.engine.settle import Ending, apply, decide
+from bot.settings import EngineConfig
+from bot.store import lanes
 from bot.store.db import Store
-from bot.store.models import Lane, OutboxKind, RunState
+from bot.store.models import Lane, RunState
 
 log = logging.getLogger(__name__)
 
-# Exit code recorded for a lane whose process vanished while the bot was down (no one reaped it).
-EXIT_UNKNOWN = -1
 
+@dataclass(frozen=True)
+class Ended:
+    """A lane whose process ended (or that no process of ours runs), and then its judged outcome."""
 
-def summary_target(run_id: int) -> str:
-    return f"summary:{run_id}"
+    lane: Lane
+    run_state: RunState
+    exit_code: int | None  # None: no process we can see (another host); judged by its files alone
+    outcome: TrialOutcome | None = None
 
 
 class Watcher:
-    def __init__(self, store: Store, executor: LocalExecutor, repo: Path, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, executor: LocalExecutor, repo: Path, clock: Clock, config: EngineConfig
+    ) -> None:
         self._store = store
         self._executor = executor
         self._repo = repo
         self._clock = clock
+        self._config = config
+        self._jobs = JobIndex()
 
-    async def watch(self) -> int:
-        """Finish every running lane that is done; returns how many finished."""
-        async with self._store.read() as session:
-            lanes = await runs.running_lanes(session)
-        finished = 0
-        for lane in lanes:
-            outcome, exit_code = await self._judge(lane)
-            if outcome.status is LaneStatus.RUNNING:
-                continue
-            if outcome.status is LaneStatus.TIMEOUT:
-                self._executor.stop(lane.id or 0, lane.pid)
-            finished += await self._finish(lane, outcome, exit_code)
-        await self._finish_runs()
-        return finished
-
-    async def _judge(self, lane: Lane) -> tuple[TrialOutcome, int | None]:
-        assert lane.id is not None and lane.started_at is not None
+    async def observe(self) -> list[Ended]:
+        """The running lanes whose process ended; live ones are stopped when they must be."""
         now = self._clock.now()
-        timeout = timedelta(seconds=lane.timeout_sec)
-        if self._executor.is_tracked(lane.id):
-            exit_code = self._executor.exit_code(lane.id)
-            if exit_code is None:
-                # Still running: only the clock can end it. Its result is read once Harbor has exited.
-                if now - lane.started_at > timeout:
-                    return TrialOutcome(status=LaneStatus.TIMEOUT, reason=f"no result after {timeout}"), None
-                return TrialOutcome(status=LaneStatus.RUNNING), None
-        else:
-            # Not ours (the bot restarted): a dead pid means the process ended unobserved.
-            alive = lane.pid is not None and pid_alive(lane.pid)
-            exit_code = None if alive else EXIT_UNKNOWN
-        outcome = await asyncio.to_thread(
-            lane_outcome,
-            self._repo / lane.jobs_dir,
+        async with self._store.read() as session:
+            running = await lanes.running_lanes_with_run_state(session)
+        ended: list[Ended] = []
+        for lane, run_state in running:
+            assert lane.id is not None
+            tracked = self._executor.is_tracked(lane.id)
+            exit_code = self._executor.exit_code(lane.id) if tracked else None
+            if tracked and exit_code is None:
+                await self._police(lane, run_state, now)
+                continue
+            if not tracked and run_state is RunState.CANCELLING and lane.stop_sent_at is None:
+                await self._note_stop(lane.id, STOP_CANCEL, now)  # not ours to signal: wait, then write off
+            ended.append(Ended(lane, run_state, exit_code))
+        return ended
+
+    async def judge(self, ended: list[Ended]) -> list[Ended]:
+        """Read the result files of ended lanes, in a worker thread (it walks folders)."""
+        if not ended:
+            return []
+        return await asyncio.to_thread(self._judge_all, ended, self._clock.now())
+
+    async def settle(self, session: AsyncSession, judged: list[Ended], now: datetime) -> list[Ending]:
+        """Write what the judged lanes came to, in the caller's transaction; returns the endings."""
+        endings = [
+            decide(
+                item.lane,
+                item.run_state,
+                item.outcome,
+                exit_code=item.exit_code,
+                now=now,
+                config=self._config,
+            )
+            for item in judged
+            if item.outcome is not None
+            and (item.outcome.status is not LaneStatus.RUNNING or self._give_up(item, now))
+        ]
+        if endings:
+            await apply(session, endings, now, self._config)
+        return endings
+
+    def forget(self, endings: list[Ending]) -> None:
+        """After the settling transaction committed: the executor lets go of those processes."""
+        for ending in endings:
+            self._executor.forget(ending.lane.id or 0)
+
+    async def _police(self, lane: Lane, run_state: RunState, now: datetime) -> None:
+        """Stop a live lane that must end: SIGINT once, SIGKILL when the grace period is over."""
+        assert lane.id is not None and lane.started_at is not None
+        if lane.stop_sent_at is None:
+            kind = self._stop_kind(lane, run_state, now)
+            if kind is None:
+                return
+            self._executor.interrupt(lane.id)
+            await self._note_stop(lane.id, kind, now)
+            log.info("lane %s: SIGINT (%s)", lane.id, kind)
+        elif lane.killed_at is None and now - lane.stop_sent_at >= self._grace:
+            self._executor.kill(lane.id)
+            async with self._store.write() as session:
+                await lanes.note_killed(session, lane.id, now)
+            log.warning("lane %s: SIGKILL after a %s grace period", lane.id, self._grace)
+
+    async def _note_stop(self, lane_id: int, kind: str, now: datetime) -> None:
+        async with self._store.write() as session:
+            await lanes.note_stop(session, lane_id, kind, now)
+
+    def _stop_kind(self, lane: Lane, run_state: RunState, now: datetime) -> str | None:
+        assert lane.started_at is not None
+        if run_state is RunState.CANCELLING:
+            return STOP_CANCEL
+        if now - lane.started_at > timedelta(seconds=lane.timeout_sec):
+            return STOP_TIMEOUT
+        return None
+
+    @property
+    def _grace(self) -> timedelta:
+        return timedelta(seconds=self._config.cancel_grace_sec)
+
+    def _judge_all(self, ended: list[Ended], now: datetime) -> list[Ended]:
+        self._jobs.new_batch()
+        return [
+            Ended(item.lane, item.run_state, item.exit_code, self._judge(item.lane, item.exit_code, now))
+            for item in ended
+        ]
+
+    def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+        assert lane.started_at is not None
+        return lane_outcome(
+            self._jobs.search_root(self._repo / lane.jobs_dir, lane.task_id),
             lane.task_id,
             exit_code=exit_code,
             started_at=lane.started_at,
             now=now,
-            timeout=timeout,
+            timeout=timedelta(seconds=lane.timeout_sec),
             log_path=self._repo / lane.log_path,
         )
-        return outcome, exit_code
 
-    async def _finish(self, lane: Lane, outcome: TrialOutcome, exit_code: int | None) -> int:
-        assert lane.id is not None
-        now = self._clock.now()
-        async with self._store.write() as session:
-            done = await runs.finish_lane(session, lane.id, outcome, exit_code=exit_code, now=now)
-            if done:
-                await outbox.enqueue(
-                    session,
-                    kind=OutboxKind.STATUS,
-                    target=status_target(lane.run_id),
-                    now=now,
-                    run_id=lane.run_id,
-                )
-        if outcome.status is not LaneStatus.TIMEOUT:
-            self._executor.forget(lane.id)
-        return int(done)
-
-    async def _finish_runs(self) -> None:
-        """A running run with no queued or running lane is finished: post its summary once."""
-        now = self._clock.now()
-        async with self._store.write() as session:
-            for run in await runs.active_runs(session):
-                if run.state is not RunState.RUNNING or await runs.has_unfinished_lanes(session, run.id or 0):
-                    continue
-                assert run.id is not None
-                if not await runs.mark_run_finished(session, run.id, now):
-                    continue
-                request = await requests.get_request(session, run.request_id)
-                assert request is not None
-                await audit.record(
-                    session,
-                    request_id=run.request_id,
-                    run_id=run.id,
-                    action="finished",
-                    actor="csb-bot",
-                    at=now,
-                    spec_hash=request.spec_hash,
-                )
-                await outbox.enqueue(
-                    session, kind=OutboxKind.STATUS, target=status_target(run.id), now=now, run_id=run.id
-                )
-                await outbox.enqueue(
-                    session, kind=OutboxKind.SUMMARY, target=summary_target(run.id), now=now, run_id=run.id
-                )
+    def _give_up(self, item: Ended, now: datetime) -> bool:
+        """A lane of a cancelled run whose process we cannot see is written off after the grace period."""
+        stop = item.lane.stop_sent_at
+        return item.run_state is RunState.CANCELLING and stop is not None and now - stop >= self._grace

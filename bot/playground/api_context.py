@@ -9,6 +9,7 @@ from typing import Any
 from .api_args import Args
 from .api_error import ApiError
 from .blockkit_limits import check_message_blocks, message_text_too_long
+from .files_store import FileStore
 from .surfaces import Surfaces
 from .users import PlayUser
 from .workspace import Workspace
@@ -19,6 +20,7 @@ class ApiContext:
     workspace: Workspace
     surfaces: Surfaces
     users: Mapping[str, PlayUser]
+    files: FileStore
 
     def user(self, user_id: str | None) -> PlayUser:
         if user_id is None or user_id not in self.users:

@@ -21,6 +21,7 @@ from bot.wiring import build_bot
 PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
 PLAYGROUND_CONFIG = PROJECT_ROOT / "configs" / "playground.toml"
 EXAMPLE_HARBOR = PROJECT_ROOT / "configs" / "example-bench" / "bin" / "harbor"
+PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
 def playground_settings(host: str, port: int) -> Settings:
@@ -38,9 +39,16 @@ def playground_settings(host: str, port: int) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
+def playground_environ() -> dict[str, str]:
+    """The example bench's Harbor stand-in calls no MCP server, so a placeholder token lets MCP lanes run."""
+    environ = dict(os.environ)
+    environ.setdefault("SOURCEGRAPH_ACCESS_TOKEN", PLACEHOLDER_TOKEN)
+    return environ
+
+
 def build_playground(host: str, port: int) -> web.Application:
     settings = playground_settings(host, port)
-    bot = build_bot(settings)
+    bot = build_bot(settings, environ=playground_environ())
     standin = SlackStandin(
         bot_token=settings.slack_bot_token.get_secret_value(), base_url=f"http://{host}:{port}"
     )

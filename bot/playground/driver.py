@@ -24,6 +24,7 @@ from .payloads import (
     app_home_opened_body,
     block_actions_payload,
     buttons,
+    home_block_actions_payload,
     slash_command_form,
     view_submission_payload,
 )
@@ -134,6 +135,27 @@ class SlackDriver:
                 f"no button {label!r} on message {message_ts} in {channel_id}; it has {labels}"
             )
         return await self._send_click(user_id, channel_id, message, button)
+
+    async def click_home_button(self, user_id: str, label: str) -> DriverResponse:
+        """Click the button labelled `label` on the user's published App Home tab."""
+        view = self.standin.home(user_id)
+        if view is None:
+            raise ButtonNotFound(f"{user_id} has no home tab yet")
+        drawn = buttons(view.get("blocks", []))
+        button = next((b for b in drawn if b.text == label), None)
+        if button is None:
+            raise ButtonNotFound(
+                f"no button {label!r} on {user_id}'s home tab; it has {[b.text for b in drawn]}"
+            )
+        payload = home_block_actions_payload(
+            self._app(),
+            self.standin.user(user_id),
+            view,
+            button,
+            self.standin.issue_trigger_id(user_id),
+            f"{self.time_fn():.6f}",
+        )
+        return await self.post(urlencode({"payload": json.dumps(payload)}), FORM)
 
     async def submit_view(
         self, user_id: str, view_id: str, values: dict[str, dict[str, dict[str, Any]]]

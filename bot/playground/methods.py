@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from .api_context import Handler
 from .methods_chat import chat_delete, chat_post_ephemeral, chat_post_message, chat_update
+from .methods_files import files_complete_upload_external, files_get_upload_url_external
 from .methods_read import (
     auth_test,
     conversations_history,
     conversations_open,
     conversations_replies,
+    usergroups_list,
     users_info,
 )
 from .methods_views import views_open, views_publish, views_update
@@ -20,8 +22,11 @@ METHODS: dict[str, Handler] = {
     "chat.postMessage": chat_post_message,
     "chat.update": chat_update,
     "conversations.history": conversations_history,
+    "files.completeUploadExternal": files_complete_upload_external,
+    "files.getUploadURLExternal": files_get_upload_url_external,
     "conversations.open": conversations_open,
     "conversations.replies": conversations_replies,
+    "usergroups.list": usergroups_list,
     "users.info": users_info,
     "views.open": views_open,
     "views.publish": views_publish,

@@ -11,7 +11,7 @@ from typing import Any
 from .api_args import Args
 from .api_context import ApiContext
 from .api_error import ApiError
-from .users import bot_user
+from .users import USERGROUPS, bot_user
 
 MAX_PAGE = 999
 
@@ -96,3 +96,15 @@ def _page(messages: list[dict[str, Any]], args: Args) -> dict[str, Any]:
         "has_more": more,
         "response_metadata": {"next_cursor": str(start + limit) if more else ""},
     }
+
+
+def usergroups_list(ctx: ApiContext, args: Args) -> dict[str, Any]:
+    """The team's user groups; members only with `include_users`, as in Slack."""
+    with_users = str(args.values.get("include_users", "")).lower() in ("true", "1")
+    groups = []
+    for group_id, (handle, members) in USERGROUPS.items():
+        group: dict[str, Any] = {"id": group_id, "handle": handle, "name": handle, "user_count": len(members)}
+        if with_users:
+            group["users"] = list(members)
+        groups.append(group)
+    return {"usergroups": groups}

@@ -101,6 +101,26 @@ def block_actions_payload(
     }
 
 
+def home_block_actions_payload(
+    app: AppContext, user: PlayUser, view: dict[str, Any], button: Button, trigger_id: str, action_ts: str
+) -> dict[str, Any]:
+    """A click on a button of the user's App Home tab: the container is the view, and there is no
+    response_url (Slack gives none for view surfaces)."""
+    return {
+        "type": "block_actions",
+        "user": _user(user, app),
+        "api_app_id": app.app_id,
+        "token": VERIFICATION_TOKEN,
+        "container": {"type": "view", "view_id": view.get("id")},
+        "trigger_id": trigger_id,
+        "team": {"id": app.team_id, "domain": app.team_domain},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "view": view,
+        "actions": [_button_action(button, action_ts)],
+    }
+
+
 def view_submission_payload(
     app: AppContext,
     user: PlayUser,

@@ -20,6 +20,7 @@ from .api_args import Args
 from .api_context import ApiContext
 from .api_error import ApiError
 from .events import EventHub
+from .files_store import FileStore
 from .methods import METHODS
 from .recording import FailurePlan, InjectedFailure, RecordedCall
 from .response_urls import ResponseUrls, apply_response
@@ -56,7 +57,8 @@ class SlackStandin:
         self._users = {u.id: u for u in users}
         self.workspace = Workspace(self.bot, tuple(channels), SlackTs(time_fn), self._hub)
         self.surfaces = Surfaces(self.bot, self._hub)
-        self._ctx = ApiContext(self.workspace, self.surfaces, self._users)
+        self.files = FileStore(lambda: self.base_url)
+        self._ctx = ApiContext(self.workspace, self.surfaces, self._users, self.files)
         self._failures = FailurePlan()
         self._responses = ResponseUrls()
 
@@ -81,6 +83,13 @@ class SlackStandin:
         router.add_route("GET", "/api/{method}", self._handle_api)
         router.add_route("POST", "/api/{method}", self._handle_api)
         router.add_post("/response/{token}", self._handle_response_url)
+        router.add_post("/upload/{file_id}", self._handle_upload)
+
+    async def _handle_upload(self, request: web.Request) -> web.Response:
+        """The upload URL `files.getUploadURLExternal` hands out: it takes the file's bytes."""
+        if not self.files.receive(request.match_info["file_id"], await request.read()):
+            return web.Response(status=404, text="file_not_found")
+        return web.Response(text="OK - uploaded")
 
     async def _handle_api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]

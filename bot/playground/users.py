@@ -61,3 +61,9 @@ CAST: tuple[PlayUser, ...] = (
 def bot_user(user_id: str) -> PlayUser:
     """The bot's own user, so `users.info` on the bot answers like Slack does."""
     return PlayUser(user_id, "csb", "CodeScaleBench bot", tz="UTC", tz_offset=0, is_bot=True)
+
+
+# User groups the playground team has (`usergroups.list`): id → (handle, members).
+USERGROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "S0LEADS": ("bench-leads", (ADMIN,)),
+}

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
+from bot.csb.preflight import AccountHealth, account_health
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
-from bot.store import audit, requests, runs
+from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
 from bot.store.models import AuditEvent
 
@@ -23,6 +24,8 @@ class RunProgress:
     lanes_total: int
     lanes_done: int
     lanes_running: int
+    queue_position: int | None = None
+    eta_seconds: float | None = None
 
 
 class QueryService:
@@ -34,6 +37,10 @@ class QueryService:
         """The default task file of the checkout and its suite keys with task counts."""
         path = await asyncio.to_thread(self._catalog.default_task_file)
         return path, await asyncio.to_thread(self._catalog.suites, path)
+
+    async def accounts(self) -> AccountHealth | None:
+        """CSB's own account verdict (`account_health.py preflight`); None when the checkout lacks it."""
+        return await asyncio.to_thread(account_health, self._catalog.repo)
 
     async def active_runs(self) -> list[RunProgress]:
         async with self._store.read() as session:
@@ -56,6 +63,7 @@ class QueryService:
         run = await runs.get_run(session, run_id)
         assert run is not None
         lanes = await runs.run_lanes(session, run_id)
+        figures = await queue.queue_figures(session, run_id)
         return RunProgress(
             run_id=run_id,
             state=run.state.value,
@@ -63,4 +71,6 @@ class QueryService:
             lanes_total=len(lanes),
             lanes_done=sum(1 for lane in lanes if lane.state.is_final),
             lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
+            queue_position=figures.position,
+            eta_seconds=figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec,
         )

@@ -27,3 +27,30 @@ class ReplyService:
                 text=text,
                 response_url=response_url,
             )
+
+    async def ephemeral_in_card(self, request_id: int, user_id: str, text: str) -> None:
+        """For modal submissions, which have no response_url: shown to `user_id` in the card's channel."""
+        async with self._store.write() as session:
+            await outbox.enqueue(
+                session,
+                kind=OutboxKind.EPHEMERAL,
+                target=f"ephemeral:{uuid.uuid4().hex}",
+                now=self._clock.now(),
+                request_id=request_id,
+                user_id=user_id,
+                text=text,
+            )
+
+    async def card_copy(self, response_url: str | None, request_id: int) -> None:
+        """The request's current card, only for the person who asked."""
+        if response_url is None:
+            return
+        async with self._store.write() as session:
+            await outbox.enqueue(
+                session,
+                kind=OutboxKind.CARD_COPY,
+                target=f"ephemeral:{uuid.uuid4().hex}",
+                now=self._clock.now(),
+                request_id=request_id,
+                response_url=response_url,
+            )

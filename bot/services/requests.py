@@ -1,34 +1,32 @@
-"""Run requests from submission to decision: the approval gate's state changes, each in one transaction."""
+"""Run requests from `/csb run` to a pending card, and its edits: each state change in one transaction."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from enum import StrEnum
+from datetime import timedelta
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
-from bot.domain.errors import UserInputError
-from bot.domain.spec import RunParams, RunSpec
-from bot.services.run_plan import plan_run
+from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
+from bot.domain.spec import Category, RunParams, RunSpec
+from bot.services.checks import CheckRunner
 from bot.settings import EngineConfig
-from bot.store import audit, outbox, requests, runs
+from bot.store import audit, outbox, requests
 from bot.store.db import Store
 from bot.store.models import OutboxKind, RequestState, RunRequest
 
-
-class DecisionResult(StrEnum):
-    DONE = "done"
-    ALREADY_DECIDED = "already_decided"
-    NOT_FOUND = "not_found"
-
-
-@dataclass(frozen=True)
-class Decision:
-    result: DecisionResult
-    state: RequestState | None = None
-    decided_by: str | None = None
+_EDIT_FIELDS = (
+    "model",
+    "suite",
+    "suite_file",
+    "selection_file",
+    "mode",
+    "full_config",
+    "parallel",
+    "category",
+)
 
 
 def card_target(request_id: int) -> str:
@@ -36,14 +34,24 @@ def card_target(request_id: int) -> str:
 
 
 class RunRequestService:
-    def __init__(self, store: Store, catalog: Catalog, engine_config: EngineConfig, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: Store,
+        catalog: Catalog,
+        checks: CheckRunner,
+        policy: PolicyConfig,
+        engine_config: EngineConfig,
+        clock: Clock,
+    ) -> None:
         self._store = store
         self._catalog = catalog
+        self._checks = checks
+        self._policy = policy
         self._engine = engine_config
         self._clock = clock
 
     async def resolve(self, params: RunParams) -> RunSpec:
-        """Resolve against the checkout off the event loop: it reads the suite file and task folders."""
+        """Resolve against the checkout off the event loop (it reads the suite file and task folders)."""
         spec = await asyncio.to_thread(self._catalog.resolve, params, self._engine.default_parallel)
         if len(spec.lanes) > spec.parallel:
             raise UserInputError(
@@ -51,23 +59,37 @@ class RunRequestService:
                 f"`--parallel` of at least {len(spec.lanes)} (got {spec.parallel})",
                 hint=USAGE,
             )
+        limit = self._policy.for_category(params.category).max_parallel
+        if spec.parallel > limit:
+            raise UserInputError(
+                f"`--parallel {spec.parallel}` is above the limit for {params.category.value} runs: "
+                f"a whole number from {len(spec.lanes)} to {limit}",
+                hint=USAGE,
+            )
         return spec
 
-    async def submit(
-        self, spec: RunSpec, *, requester: str, channel_id: str, response_url: str | None
-    ) -> int:
-        """Record a pending request and queue its approval card."""
+    async def submit(self, spec: RunSpec, *, actor: Actor, channel_id: str, response_url: str | None) -> int:
+        """Record a pending request with its checks and queue its approval card."""
+        category = spec.params.category
+        verdict = may_request(self._policy, category, actor, channel_id)
+        if not verdict.allowed:
+            raise PolicyError(verdict.reason)
+        checks = await self._checks.run(spec)
         now = self._clock.now()
+        expiry = timedelta(hours=self._policy.for_category(category).expiry_hours)
         async with self._store.write() as session:
             request = await requests.create_request(
                 session,
                 RunRequest(
                     spec_json=spec.model_dump_json(),
                     spec_hash=spec.spec_hash(),
-                    requester=requester,
+                    requester=actor.user_id,
                     channel_id=channel_id,
                     response_url=response_url,
                     created_at=now,
+                    category=category.value,
+                    checks_json=checks.model_dump_json(),
+                    expires_at=now + expiry,
                 ),
             )
             assert request.id is not None
@@ -75,7 +97,7 @@ class RunRequestService:
                 session,
                 request_id=request.id,
                 action="requested",
-                actor=requester,
+                actor=actor.user_id,
                 at=now,
                 spec_hash=request.spec_hash,
             )
@@ -84,58 +106,76 @@ class RunRequestService:
             )
         return request.id
 
-    async def approve(self, request_id: int, actor: str) -> Decision:
-        """Approve and queue the run in the same transaction, so an approval is never without its run."""
-        now = self._clock.now()
-        async with self._store.write() as session:
+    async def load(self, request_id: int) -> RunRequest:
+        async with self._store.read() as session:
             request = await requests.get_request(session, request_id)
-            if request is None:
-                return Decision(DecisionResult.NOT_FOUND)
-            if not await requests.decide(session, request_id, to=RequestState.APPROVED, actor=actor, now=now):
-                return Decision(DecisionResult.ALREADY_DECIDED, request.state, request.decided_by)
-            spec = RunSpec.model_validate_json(request.spec_json)
-            run, lanes = plan_run(
-                spec,
-                request_id,
-                now,
-                timeout_multiplier=self._engine.timeout_multiplier,
-                default_timeout_sec=self._engine.default_lane_timeout_sec,
-            )
-            await runs.create_run(session, run, lanes)
-            await audit.record(
-                session,
-                request_id=request_id,
-                run_id=run.id,
-                action="approved",
-                actor=actor,
-                at=now,
-                spec_hash=request.spec_hash,
-            )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
-            )
-        return Decision(DecisionResult.DONE, RequestState.APPROVED, actor)
+        if request is None:
+            raise UserInputError(f"request #{request_id} does not exist")
+        return request
 
-    async def reject(self, request_id: int, actor: str, reason: str | None = None) -> Decision:
+    def authorize(self, request: RunRequest, actor: Actor, action: str) -> None:
+        """Edit and reject: only a pending request, by its requester, an approver or an admin."""
+        if request.state is not RequestState.PENDING:
+            raise UserInputError(
+                f"request #{request.id} is already {request.state.value}; nothing to {action}"
+            )
+        verdict = may_control(
+            self._policy, Category(request.category), actor, request.requester, action=action
+        )
+        if not verdict.allowed:
+            raise PolicyError(verdict.reason)
+
+    async def edit(self, request_id: int, revision: int, params: RunParams, actor: Actor) -> str:
+        """A new revision from the Edit modal: voids earlier approvals; returns what changed."""
+        request = await self.load(request_id)
+        self.authorize(request, actor, "edit")
+        old = RunSpec.model_validate_json(request.spec_json)
+        spec = await self.resolve(params)
+        checks = await self._checks.run(spec)
+        change = describe_change(old.params, spec.params) or "nothing changed"
         now = self._clock.now()
         async with self._store.write() as session:
-            request = await requests.get_request(session, request_id)
-            if request is None:
-                return Decision(DecisionResult.NOT_FOUND)
-            if not await requests.decide(
-                session, request_id, to=RequestState.REJECTED, actor=actor, now=now, reason=reason
-            ):
-                return Decision(DecisionResult.ALREADY_DECIDED, request.state, request.decided_by)
+            revised = await requests.revise(
+                session,
+                request_id,
+                revision=revision,
+                spec_json=spec.model_dump_json(),
+                spec_hash=spec.spec_hash(),
+                category=spec.params.category.value,
+                checks_json=checks.model_dump_json(),
+                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {change}",
+            )
+            if not revised:
+                raise UserInputError(f"request #{request_id} changed while you edited it; open Edit again")
             await audit.record(
                 session,
                 request_id=request_id,
-                action="rejected",
-                actor=actor,
+                action="edited",
+                actor=actor.user_id,
                 at=now,
-                spec_hash=request.spec_hash,
-                reason=reason,
+                spec_hash=spec.spec_hash(),
+                revision=revision + 1,
+                reason=change,
             )
             await outbox.enqueue(
                 session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
             )
-        return Decision(DecisionResult.DONE, RequestState.REJECTED, actor)
+        return change
+
+
+def describe_change(old: RunParams, new: RunParams) -> str:
+    """`model: a → b; parallel: 4 → 8`, for the card and the audit trail."""
+    parts = []
+    for field in _EDIT_FIELDS:
+        before, after = getattr(old, field), getattr(new, field)
+        if before != after:
+            parts.append(f"{field}: {_show(before)} → {_show(after)}")
+    if old.allow_unpaired != new.allow_unpaired:
+        parts.append(f"allow_unpaired: {old.allow_unpaired} → {new.allow_unpaired}")
+    return "; ".join(parts)
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "default"
+    return str(getattr(value, "value", value))

@@ -6,34 +6,27 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-    AsyncServerErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.services.home import HomeService
 from bot.settings import Settings
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
 from bot.slack.errors import describe
 from bot.slack.inflight import InFlight
-from bot.slack.listeners import approval, command
+from bot.slack.listeners import approval, command, home, run_control
 from bot.slack.notifier import Notifier
+from bot.slack.retry import retry_handlers
 
 log = logging.getLogger(__name__)
 
 
 def create_client(settings: Settings) -> AsyncWebClient:
-    """Retries 429 (honouring Retry-After), 5xx and dropped connections inside each call."""
+    """Honours SLACK_API_URL; retries 429 (Retry-After), and 5xx where a repeat cannot double a post."""
     return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
-        retry_handlers=[
-            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-            AsyncServerErrorRetryHandler(max_retry_count=2),
-            AsyncConnectionErrorRetryHandler(max_retry_count=2),
-        ],
+        retry_handlers=retry_handlers(),
     )
 
 
@@ -44,13 +37,18 @@ def create_app(
     decisions: DecisionHandler,
     notifier: Notifier,
     inflight: InFlight,
+    home_service: HomeService,
+    control_clicks: run_control.RunControlClicks | None = None,
 ) -> AsyncApp:
     app = AsyncApp(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
     )
     command.register(app, router, notifier, inflight)
+    home.register(app, home_service, notifier, inflight)
     approval.register(app, decisions, notifier, inflight)
+    if control_clicks is not None:
+        run_control.register(app, control_clicks, notifier, inflight)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

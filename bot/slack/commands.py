@@ -7,21 +7,33 @@ from collections.abc import Awaitable, Callable
 from bot.domain.command_line import parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
+from bot.services.control_args import parse_cancel_args, parse_rerun_args
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
+from bot.services.run_control import RunControlService
+from bot.slack.directory import Directory
 from bot.slack.errors import describe
 from bot.slack.payloads import SlashCommand
-from bot.slack.views.replies import audit_text, plan_text, status_text, suites_text
+from bot.slack.views.replies import accounts_text, audit_text, plan_text, status_text, suites_text
 
 Handler = Callable[[SlashCommand, str], Awaitable[str | None]]
 
 
 class CommandRouter:
     def __init__(
-        self, requests: RunRequestService, queries: QueryService, replies: ReplyService, *, harbor: str
+        self,
+        requests: RunRequestService,
+        queries: QueryService,
+        replies: ReplyService,
+        directory: Directory,
+        *,
+        harbor: str,
+        control: RunControlService | None = None,
     ) -> None:
         self._requests = requests
+        self._control = control
+        self._directory = directory
         self._queries = queries
         self._replies = replies
         self._harbor = harbor
@@ -31,7 +43,10 @@ class CommandRouter:
             "suites": self._suites,
             "status": self._status,
             "audit": self._audit,
+            "accounts": self._accounts,
         }
+        if control is not None:
+            self._handlers.update({"cancel": self._cancel, "rerun": self._rerun})
 
     async def handle(self, command: SlashCommand) -> None:
         """Never raises: every failure becomes an ephemeral reply (with a ref for unexpected ones)."""
@@ -53,7 +68,10 @@ class CommandRouter:
         if params.dry_run:
             return plan_text(spec, self._harbor)
         await self._requests.submit(
-            spec, requester=command.user_id, channel_id=command.channel_id, response_url=command.response_url
+            spec,
+            actor=await self._directory.actor(command.user_id),
+            channel_id=command.channel_id,
+            response_url=command.response_url,
         )
         return None  # the card in the channel is the answer
 
@@ -61,14 +79,38 @@ class CommandRouter:
         task_file, suites = await self._queries.suites()
         return suites_text(task_file, suites)
 
-    async def _status(self, _command: SlashCommand, args: str) -> str:
+    async def _status(self, command: SlashCommand, args: str) -> str | None:
         if args.strip():
-            return status_text([await self._queries.run_progress(_run_id(args, "/csb status [run]"))])
+            run_id = _run_id(args, "/csb status [run]")
+            await self._queries.run_progress(run_id)  # a clear error for a run that does not exist
+            await self._replies.card_copy(command.response_url, run_id)
+            return None
         return status_text(await self._queries.active_runs())
 
     async def _audit(self, _command: SlashCommand, args: str) -> str:
         request_id = _run_id(args, "/csb audit <run>")
         return audit_text(request_id, await self._queries.audit_trail(request_id))
+
+    async def _cancel(self, command: SlashCommand, args: str) -> str:
+        parsed = parse_cancel_args(args)
+        assert self._control is not None
+        actor = await self._directory.actor(command.user_id)
+        return await self._control.cancel(parsed.run_id, actor, parsed.reason, drain=parsed.drain)
+
+    async def _rerun(self, command: SlashCommand, args: str) -> None:
+        parsed = parse_rerun_args(args)
+        assert self._control is not None
+        await self._control.rerun(
+            parsed.run_id,
+            await self._directory.actor(command.user_id),
+            only=parsed.only,
+            channel_id=command.channel_id,
+            response_url=command.response_url,
+        )
+        return None  # the new request's card in the channel is the answer
+
+    async def _accounts(self, _command: SlashCommand, _args: str) -> str:
+        return accounts_text(await self._queries.accounts())
 
     async def _not_yet(self, command: SlashCommand, _args: str) -> str:
         name = command.text.split(maxsplit=1)[0]

@@ -1,44 +1,114 @@
-"""Approve/Reject clicks: call the request service and tell the clicker when the click changed nothing."""
+"""The card's buttons and modals: Approve, Reject (with a reason), Edit (a new revision)."""
 
 from __future__ import annotations
 
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.domain.errors import CsbBotError
+from bot.domain.spec import RunSpec
+from bot.services.approvals import ApprovalService
 from bot.services.replies import ReplyService
-from bot.services.requests import Decision, DecisionResult, RunRequestService
+from bot.services.requests import RunRequestService
+from bot.slack.directory import Directory
 from bot.slack.errors import describe
-from bot.slack.payloads import ButtonClick
-from bot.slack.views.format import user
+from bot.slack.forms import FormErrors, params_from_form, reason_from_form
+from bot.slack.payloads import ButtonClick, ViewSubmission
+from bot.slack.views.edit_modal import edit_modal, field_block_id
+from bot.slack.views.reject_modal import reject_modal
 
 
 class DecisionHandler:
-    def __init__(self, requests: RunRequestService, replies: ReplyService) -> None:
+    def __init__(
+        self,
+        approvals: ApprovalService,
+        requests: RunRequestService,
+        replies: ReplyService,
+        directory: Directory,
+        client: AsyncWebClient,
+    ) -> None:
+        self._approvals = approvals
         self._requests = requests
         self._replies = replies
+        self._directory = directory
+        self._client = client
 
     async def approve(self, click: ButtonClick) -> None:
-        await self._decide(click, approve=True)
-
-    async def reject(self, click: ButtonClick) -> None:
-        await self._decide(click, approve=False)
-
-    async def _decide(self, click: ButtonClick, *, approve: bool) -> None:
         try:
-            request_id = click.row_id
-            if approve:
-                decision = await self._requests.approve(request_id, click.user_id)
-            else:
-                decision = await self._requests.reject(request_id, click.user_id)
-            reply = _unchanged_text(request_id, decision)
+            decision = await self._approvals.approve(click.row_id, await self._directory.actor(click.user_id))
+            reply = decision.message
         except Exception as exc:
             reply = describe(exc)
-        if reply:
-            await self._replies.ephemeral(click.response_url, reply)
+        await self._reply(click, reply)
+
+    async def open_reject(self, click: ButtonClick) -> None:
+        """Reject asks for a reason first; the request must still be pending."""
+        try:
+            request = await self._requests.load(click.row_id)
+            self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
+            await self._open(click, reject_modal(click.row_id, request.revision).to_dict())
+        except Exception as exc:
+            await self._reply(click, describe(exc))
+
+    async def open_edit(self, click: ButtonClick) -> None:
+        try:
+            request = await self._requests.load(click.row_id)
+            self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
+            params = RunSpec.model_validate_json(request.spec_json).params
+            await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
+        except Exception as exc:
+            await self._reply(click, describe(exc))
+
+    async def submit_reject(self, submission: ViewSubmission) -> None:
+        """Called after the modal closed (the reason was validated before the ack)."""
+        actor = await self._directory.actor(submission.user_id)
+        reason = reason_from_form(submission.values)
+        decision = await self._approvals.reject(submission.request_id, submission.revision, actor, reason)
+        if decision.message:
+            await self._replies.ephemeral_in_card(submission.request_id, submission.user_id, decision.message)
+
+    async def submit_edit(self, submission: ViewSubmission) -> None:
+        actor = await self._directory.actor(submission.user_id)
+        params = params_from_form(submission.values)
+        try:
+            await self._requests.edit(submission.request_id, submission.revision, params, actor)
+        except CsbBotError as exc:
+            await self._replies.ephemeral_in_card(submission.request_id, submission.user_id, describe(exc))
+
+    async def validate_edit(self, submission: ViewSubmission) -> dict[str, str] | None:
+        """Field errors to keep the modal open with, checked before the ack; None when it may close."""
+        try:
+            params = params_from_form(submission.values)
+            await self._requests.resolve(params)
+        except FormErrors as exc:
+            return exc.errors
+        except CsbBotError as exc:
+            return {_field_for(str(exc)): describe(exc)[:2000]}
+        return None
+
+    @staticmethod
+    def validate_reject(submission: ViewSubmission) -> dict[str, str] | None:
+        try:
+            reason_from_form(submission.values)
+        except FormErrors as exc:
+            return exc.errors
+        return None
+
+    async def _open(self, click: ButtonClick, view: dict[str, object]) -> None:
+        await self._client.views_open(trigger_id=click.trigger_id, view=view)
+
+    async def _reply(self, click: ButtonClick, text: str | None) -> None:
+        """Clicks on the card answer through its response_url; App Home clicks have none."""
+        if not text:
+            return
+        if click.response_url:
+            await self._replies.ephemeral(click.response_url, text)
+        elif click.value.isdigit():
+            await self._replies.ephemeral_in_card(int(click.value), click.user_id, text)
 
 
-def _unchanged_text(request_id: int, decision: Decision) -> str | None:
-    if decision.result is DecisionResult.NOT_FOUND:
-        return f"Request #{request_id} does not exist any more."
-    if decision.result is DecisionResult.ALREADY_DECIDED:
-        state = decision.state.value if decision.state else "decided"
-        by = f" by {user(decision.decided_by)}" if decision.decided_by else ""
-        return f"Request #{request_id} was already {state}{by}; your click changed nothing."
-    return None
+def _field_for(message: str) -> str:
+    """Put a resolution error under the input it most likely concerns."""
+    for field, words in (("suite", "suite"), ("full_config", "config"), ("parallel", "parallel")):
+        if words in message:
+            return field_block_id(field)
+    return field_block_id("model")

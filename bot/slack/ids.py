@@ -8,6 +8,17 @@ from enum import StrEnum
 class ActionId(StrEnum):
     APPROVE = "approval.approve"
     REJECT = "approval.reject"
+    EDIT = "approval.edit"
+    CANCEL = "run.cancel"
+    RERUN_FAILED = "run.rerun_failed"
+
+
+class CallbackId(StrEnum):
+    """`callback_id` of the bot's modals; `private_metadata` holds only `<request id>:<revision>`."""
+
+    EDIT = "approval.edit_modal"
+    REJECT = "approval.reject_modal"
+    CANCEL = "run.cancel_modal"  # private_metadata: the run id
 
 
 class MetadataEvent(StrEnum):

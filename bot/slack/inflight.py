@@ -12,10 +12,14 @@ from contextlib import asynccontextmanager
 
 
 class InFlight:
-    def __init__(self) -> None:
+    """`work_slots` bounds the work after acks: a burst of 500 `/csb run` must not starve the event
+    loop, or the acks of the next requests (due within 3 s) wait behind database writes."""
+
+    def __init__(self, work_slots: int = 2) -> None:
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._slots = asyncio.Semaphore(work_slots)
 
     @asynccontextmanager
     async def track(self) -> AsyncIterator[None]:
@@ -28,6 +32,12 @@ class InFlight:
             self._count -= 1
             if self._count == 0:
                 self._idle.set()
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Enter after `ack()`, around the listener's real work."""
+        async with self._slots:
+            yield
 
     async def wait_idle(self) -> None:
         await self._idle.wait()

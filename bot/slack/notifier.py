@@ -2,6 +2,8 @@
 
 Each posted message carries its outbox target in `metadata`, so when Slack may have stored a post
 whose answer we lost (5xx, timeout), the next attempt looks for it in the channel before posting.
+Card edits are paced (`UpdatePacer`); a paced row simply waits, and since the outbox keeps one
+pending row per message, the edit that finally goes shows the latest state.
 """
 
 from __future__ import annotations
@@ -9,31 +11,38 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.models.blocks import Block
+from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.clock import Clock
+from bot.domain.policy import PolicyConfig
+from bot.services.home import EVERY_VIEWER
 from bot.settings import NotifierConfig
 from bot.slack import render
+from bot.slack.home_loader import load_home
 from bot.slack.ids import MetadataEvent
-from bot.slack.views import (
-    approval_card,
-    card_fallback_text,
-    status_fallback_text,
-    status_message,
-    summary_fallback_text,
-    summary_message,
-)
-from bot.store import outbox, requests, runs
+from bot.slack.milestones import reached
+from bot.slack.pacing import UpdatePacer
+from bot.slack.report_loader import build_report_view
+from bot.slack.views import approval_card, card_fallback_text
+from bot.slack.views.home import home_tab
+from bot.slack.views.report import paired_report, rerun_button
+from bot.slack.views.report_csv import report_csv
+from bot.store import audit, homes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import OutboxItem, OutboxKind
+from bot.store.models import OutboxItem, OutboxKind, RequestState, RunRequest
 
 log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BLOCKS = 50
 
 # Slack errors that no retry can fix; the row is given up and, for a card, the requester is told why.
 PERMANENT_ERRORS = frozenset(
@@ -43,6 +52,7 @@ PERMANENT_ERRORS = frozenset(
         "is_archived",
         "invalid_blocks",
         "msg_too_long",
+        "msg_blocks_too_long",
         "invalid_auth",
         "account_inactive",
         "message_not_found",
@@ -55,8 +65,12 @@ NOT_IN_CHANNEL_TEXT = (
 )
 
 
-class _NotReady(Exception):
-    """The message this row threads under has not been posted yet; try again shortly."""
+class _Wait(Exception):
+    """Not now, and not a failure: a thread parent not posted yet, or an edit paced for later."""
+
+    def __init__(self, until: datetime, why: str) -> None:
+        super().__init__(why)
+        self.until = until
 
 
 class Notifier:
@@ -66,6 +80,8 @@ class Notifier:
         client: AsyncWebClient,
         clock: Clock,
         config: NotifierConfig,
+        policy: PolicyConfig,
+        repo: Path,
         *,
         eager: bool = True,
     ) -> None:
@@ -73,7 +89,14 @@ class Notifier:
         self._client = client
         self._clock = clock
         self._config = config
+        self._policy = policy
+        self._repo = repo
         self._eager = eager
+        self._pacer = UpdatePacer(
+            timedelta(seconds=config.card_update_seconds),
+            config.updates_per_minute,
+            timedelta(seconds=config.post_interval_seconds),
+        )
         self._lock = asyncio.Lock()
         self._kicked: asyncio.Task[int] | None = None
 
@@ -100,79 +123,193 @@ class Notifier:
         assert item.id is not None
         try:
             await self._send(item)
-        except _NotReady:
-            await self._retry_later(item, "waiting for the card to be posted", count=False)
+        except _Wait as wait:
+            await self._postpone(item, wait.until, str(wait), count=False)
             return 0
         except SlackApiError as exc:
-            await self._failed(item, str(exc.response.get("error", "unknown_error")))
+            await self._failed(item, str(exc.response.get("error", "unknown_error")), _retry_after(exc))
             return 0
         except (aiohttp.ClientError, TimeoutError) as exc:
-            await self._failed(item, f"{type(exc).__name__}: {exc}")
+            await self._failed(item, f"{type(exc).__name__}: {exc}", None)
             return 0
         async with self._store.write() as session:
             await outbox.mark_sent(session, item.id, self._clock.now())
         return 1
 
     async def _send(self, item: OutboxItem) -> None:
-        if item.kind is OutboxKind.CARD:
-            await self._send_card(item)
-        elif item.kind is OutboxKind.EPHEMERAL:
-            await self._send_ephemeral(item)
-        else:
-            await self._send_run_message(item)
+        senders = {
+            OutboxKind.CARD: self._send_card,
+            OutboxKind.STATUS: self._send_card,  # the card is the run's status card
+            OutboxKind.SUMMARY: self._send_report,
+            OutboxKind.NOTICE: self._send_notice,
+            OutboxKind.DM: self._send_dm,
+            OutboxKind.EPHEMERAL: self._send_ephemeral,
+            OutboxKind.HOME: self._send_home,
+            OutboxKind.CARD_COPY: self._send_card_copy,
+        }
+        await senders[item.kind](item)
+
+    async def _request_of(self, item: OutboxItem) -> RunRequest | None:
+        async with self._store.read() as session:
+            request_id = item.request_id
+            if request_id is None and item.run_id is not None:
+                run = await runs.get_run(session, item.run_id)
+                request_id = run.request_id if run else None
+            return await requests.get_request(session, request_id) if request_id is not None else None
+
+    # -- the card ----------------------------------------------------------------------------------------
 
     async def _send_card(self, item: OutboxItem) -> None:
-        assert item.request_id is not None
+        request = await self._request_of(item)
+        if request is None or request.id is None:
+            return
+        now = self._clock.now()
         async with self._store.read() as session:
-            loaded = await render.load_card(session, item.request_id)
+            loaded = await render.load_card(session, request.id, self._policy, now)
+            run = await runs.get_run(session, request.id)
         if loaded is None:
             return
-        request, view = loaded
+        _, view = loaded
         blocks, text = approval_card(view), card_fallback_text(view)
         if request.card_ts:
+            wait = self._pacer.not_before(request.card_ts, now)
+            if wait is not None:
+                raise _Wait(wait, "card edit paced")
             await self._client.chat_update(
                 channel=request.channel_id, ts=request.card_ts, text=text, blocks=blocks
             )
-            return
-        ts = await self._post(item, request.channel_id, None, text, blocks)
-        async with self._store.write() as session:
-            await requests.set_card_ts(session, item.request_id, ts)
+            # Stamped when Slack answered, not when we decided: rendering can take a while under load.
+            self._pacer.sent(request.card_ts, self._clock.now())
+        else:
+            ts = await self._post(item, request.channel_id, None, text, blocks)
+            async with self._store.write() as session:
+                await requests.set_card_ts(session, request.id, ts)
+        if view.run is not None and run is not None:
+            await self._queue_milestones(request.id, reached(view.run, run.infra_failures))
+        await self._queue_home_refresh()
 
-    async def _send_run_message(self, item: OutboxItem) -> None:
-        assert item.run_id is not None
-        async with self._store.read() as session:
-            loaded = await render.load_run(session, item.run_id)
-        if loaded is None:
-            return
-        run, request, view = loaded
-        if not request.card_ts:
-            raise _NotReady
-        if item.kind is OutboxKind.SUMMARY:
-            await self._post(
-                item, request.channel_id, request.card_ts, summary_fallback_text(view), summary_message(view)
-            )
-            return
-        blocks, text = status_message(view), status_fallback_text(view)
-        if run.status_ts:
-            await self._client.chat_update(
-                channel=request.channel_id, ts=run.status_ts, text=text, blocks=blocks
-            )
-            return
-        ts = await self._post(item, request.channel_id, request.card_ts, text, blocks)
+    async def _queue_milestones(self, request_id: int, milestones: Sequence[Any]) -> None:
+        now = self._clock.now()
         async with self._store.write() as session:
-            await runs.set_status_ts(session, item.run_id, ts)
+            for milestone in milestones:
+                if not await outbox.exists(session, milestone.key):
+                    await outbox.enqueue(
+                        session,
+                        kind=OutboxKind.NOTICE,
+                        target=milestone.key,
+                        now=now,
+                        request_id=request_id,
+                        text=milestone.text,
+                    )
+
+    # -- App Home ----------------------------------------------------------------------------------------
+
+    async def _queue_home_refresh(self) -> None:
+        """A card changed, so someone's home tab may be stale: one coalesced republish for every viewer."""
+        async with self._store.write() as session:
+            if await homes.viewers(session):
+                await outbox.enqueue(
+                    session, kind=OutboxKind.HOME, target=EVERY_VIEWER, now=self._clock.now()
+                )
+
+    async def _send_home(self, item: OutboxItem) -> None:
+        now = self._clock.now()
+        wait = self._pacer.not_before(item.target, now)
+        if wait is not None:
+            raise _Wait(wait, "home refresh paced")
+        async with self._store.read() as session:
+            users = (
+                await homes.viewers(session)
+                if item.target == EVERY_VIEWER
+                else [item.target.split(":", 1)[1]]
+            )
+            views = [(u, home_tab(await load_home(session, u, self._policy, now))) for u in users]
+        for user_id, view in views:
+            await self._client.views_publish(user_id=user_id, view=view)
+        self._pacer.sent(item.target, self._clock.now())
+
+    # -- thread replies ----------------------------------------------------------------------------------
+
+    async def _send_report(self, item: OutboxItem) -> None:
+        """The paired report, broadcast to the channel; the full table as a CSV when it does not fit."""
+        request = await self._request_of(item)
+        if request is None or request.id is None:
+            return
+        thread_ts = _thread_of(request, self._clock.now())
+        async with self._store.read() as session:
+            if await outbox.has_pending_notices(session, request.id):
+                raise _Wait(self._clock.now(), "milestones first, so the report is the thread's last word")
+            run = await runs.get_run(session, request.id)
+            lanes = await runs.run_lanes(session, request.id)
+        assert run is not None
+        view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
+        message = await asyncio.to_thread(paired_report, view)
+        blocks = [*message.blocks, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
+        await self._post(item, request.channel_id, thread_ts, message.text, blocks, broadcast=True)
+        if message.csv_needed:
+            await self._client.files_upload_v2(
+                channel=request.channel_id,
+                thread_ts=thread_ts,
+                content=await asyncio.to_thread(report_csv, view),
+                filename=f"{run.run_dir}_tasks.csv",
+                title=f"Run #{run.id}: every task",
+            )
+        await self._queue_dm(request, f"Run #{run.id} finished: {message.text}")
+
+    async def _queue_dm(self, request: RunRequest, text: str) -> None:
+        async with self._store.write() as session:
+            await outbox.enqueue(
+                session,
+                kind=OutboxKind.DM,
+                target=f"dm:finished:{request.id}",
+                now=self._clock.now(),
+                request_id=request.id,
+                text=text,
+            )
+
+    async def _send_notice(self, item: OutboxItem) -> None:
+        request = await self._request_of(item)
+        if request is None:
+            return
+        thread_ts = _thread_of(request, self._clock.now())
+        text = item.text or ""
+        blocks = [SectionBlock(text=MarkdownTextObject(text=text))]
+        await self._post(item, request.channel_id, thread_ts, text, blocks)
+
+    async def _send_dm(self, item: OutboxItem) -> None:
+        """To the requester, in the DM that `conversations.open` gives (scope im:write)."""
+        request = await self._request_of(item)
+        if request is None:
+            return
+        opened = await self._client.conversations_open(users=request.requester)
+        channel = str(opened["channel"]["id"])
+        blocks = [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
+        await self._post(item, channel, None, item.text or "", blocks)
 
     async def _post(
-        self, item: OutboxItem, channel: str, thread_ts: str | None, text: str, blocks: Sequence[Block]
+        self,
+        item: OutboxItem,
+        channel: str,
+        thread_ts: str | None,
+        text: str,
+        blocks: Sequence[Block],
+        *,
+        broadcast: bool = False,
     ) -> str:
         """Post, unless an earlier attempt already did and only its answer was lost."""
         if item.attempts:
             found = await self._find_posted(channel, thread_ts, item.target)
             if found:
                 return found
+        now = self._clock.now()
+        wait = self._pacer.post_not_before(channel, now)
+        if wait is not None:
+            raise _Wait(wait, "posts paced per channel")
+        self._pacer.posted(channel, now)
         response = await self._client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,
+            reply_broadcast=broadcast or None,
             text=text,
             blocks=blocks,
             metadata={"event_type": MetadataEvent.MESSAGE.value, "event_payload": {"key": item.target}},
@@ -193,9 +330,17 @@ class Notifier:
                 return str(message["ts"])
         return None
 
+    # -- ephemeral replies -------------------------------------------------------------------------------
+
     async def _send_ephemeral(self, item: OutboxItem) -> None:
-        assert item.request_id is not None or item.text is not None
-        url = await self._response_url(item)
+        if item.response_url is None and item.user_id is not None:
+            request = await self._request_of(item)
+            if request is not None:
+                await self._client.chat_postEphemeral(
+                    channel=request.channel_id, user=item.user_id, text=item.text or ""
+                )
+            return
+        url = item.response_url or (await self._request_response_url(item))
         if url is None:
             log.warning("ephemeral reply %s has no response_url; dropped", item.id)
             return
@@ -203,40 +348,99 @@ class Notifier:
         if response.status_code >= 500 or response.status_code == 429:
             raise aiohttp.ClientError(f"response_url answered {response.status_code}")
 
-    async def _response_url(self, item: OutboxItem) -> str | None:
-        if item.response_url:
-            return item.response_url
-        if item.request_id is None:
-            return None
+    async def _send_card_copy(self, item: OutboxItem) -> None:
+        assert item.request_id is not None and item.response_url is not None
         async with self._store.read() as session:
-            request = await requests.get_request(session, item.request_id)
+            loaded = await render.load_card(session, item.request_id, self._policy, self._clock.now())
+        if loaded is None:
+            return
+        _, view = loaded
+        response = await AsyncWebhookClient(item.response_url).send(
+            text=card_fallback_text(view), blocks=approval_card(view), response_type="ephemeral"
+        )
+        if response.status_code >= 500 or response.status_code == 429:
+            raise aiohttp.ClientError(f"response_url answered {response.status_code}")
+
+    async def _request_response_url(self, item: OutboxItem) -> str | None:
+        request = await self._request_of(item)
         return request.response_url if request else None
 
-    async def _failed(self, item: OutboxItem, error: str) -> None:
-        assert item.id is not None
-        permanent = error in PERMANENT_ERRORS
-        if permanent or item.attempts + 1 >= self._config.max_attempts:
-            log.warning("outbox %s (%s) given up: %s", item.id, item.target, error)
-            async with self._store.write() as session:
-                await outbox.mark_dead(session, item.id, error)
-                if error == "not_in_channel" and item.kind is OutboxKind.CARD:
-                    await outbox.enqueue(
-                        session,
-                        kind=OutboxKind.EPHEMERAL,
-                        target=f"ephemeral:{item.target}:not_in_channel",
-                        now=self._clock.now(),
-                        request_id=item.request_id,
-                        text=NOT_IN_CHANNEL_TEXT,
-                    )
-            return
-        await self._retry_later(item, error, count=True)
+    # -- failures ----------------------------------------------------------------------------------------
 
-    async def _retry_later(self, item: OutboxItem, error: str, *, count: bool) -> None:
+    async def _failed(self, item: OutboxItem, error: str, retry_after: float | None) -> None:
+        assert item.id is not None
+        if error in PERMANENT_ERRORS or item.attempts + 1 >= self._config.max_attempts:
+            await self._give_up(item, error)
+            return
+        delay = outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)
+        if retry_after is not None:
+            delay = max(delay, timedelta(seconds=retry_after))
+        await self._postpone(item, self._clock.now() + delay, error, count=True)
+
+    async def _give_up(self, item: OutboxItem, error: str) -> None:
+        assert item.id is not None
+        log.warning("outbox %s (%s) given up: %s", item.id, item.target, error)
+        async with self._store.write() as session:
+            await outbox.mark_dead(session, item.id, error)
+            if error == "not_in_channel" and item.kind is OutboxKind.CARD and item.request_id is not None:
+                await self._withdraw(session, item.request_id)
+                await outbox.enqueue(
+                    session,
+                    kind=OutboxKind.EPHEMERAL,
+                    target=f"ephemeral:{item.target}:not_in_channel",
+                    now=self._clock.now(),
+                    request_id=item.request_id,
+                    text=NOT_IN_CHANNEL_TEXT,
+                )
+
+    async def _withdraw(self, session: AsyncSession, request_id: int) -> None:
+        """A card that cannot be posted cannot be approved: close the request, never leave it pending."""
+        request = await requests.get_request(session, request_id)
+        now = self._clock.now()
+        reason = "the bot is not in the channel, so the card could not be posted"
+        if request is not None and await requests.decide(
+            session,
+            request_id,
+            to=RequestState.REJECTED,
+            actor="csb-bot",
+            now=now,
+            revision=request.revision,
+            reason=reason,
+        ):
+            await audit.record(
+                session,
+                request_id=request_id,
+                action="withdrawn",
+                actor="csb-bot",
+                at=now,
+                spec_hash=request.spec_hash,
+                revision=request.revision,
+                reason=reason,
+            )
+
+    async def _postpone(self, item: OutboxItem, until: datetime, error: str, *, count: bool) -> None:
         assert item.id is not None
         attempts = item.attempts + 1 if count else item.attempts
-        until = self._clock.now() + outbox.backoff(max(attempts, 1))
         async with self._store.write() as session:
             await outbox.postpone(session, item.id, attempts=attempts, until=until, error=error)
+
+
+def _thread_of(request: RunRequest, now: datetime) -> str:
+    if not request.card_ts:
+        raise _Wait(now + timedelta(seconds=1), "waiting for the card to be posted")
+    return request.card_ts
+
+
+def _retry_after(exc: SlackApiError) -> float | None:
+    """Slack's `Retry-After` on a 429, in seconds."""
+    headers = getattr(exc.response, "headers", None) or {}
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _metadata_key(message: dict[str, Any]) -> str | None:

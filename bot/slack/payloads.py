@@ -62,3 +62,29 @@ class ButtonClick(BaseModel):
 def _unescape(text: str) -> str:
     """Slack escapes exactly these three characters in a slash command's text; undo that once, here."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+class ViewSubmission(BaseModel):
+    """A modal's submit: who, which modal, the `<id>:<revision>` it was opened for, and the raw values."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    callback_id: str
+    request_id: int
+    revision: int
+    values: dict[str, dict[str, Any]]
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ViewSubmission:
+        view = body["view"]
+        request_id, _, revision = str(view.get("private_metadata", "")).partition(":")
+        if not (request_id.isdigit() and revision.isdigit()):
+            raise UserInputError("this form is not valid any more; open it again from the card")
+        return cls(
+            user_id=body["user"]["id"],
+            callback_id=view.get("callback_id", ""),
+            request_id=int(request_id),
+            revision=int(revision),
+            values=(view.get("state") or {}).get("values", {}),
+        )

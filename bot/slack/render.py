@@ -6,15 +6,23 @@ the notifier coalesce: however many lanes finished, one update shows the latest 
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain.spec import RunSpec
-from bot.slack.views import CardView, LaneView, RunView
-from bot.store import requests, runs
-from bot.store.models import Run, RunRequest
+from bot.domain.outcome import LaneStatus
+from bot.domain.policy import PolicyConfig, approvals_needed
+from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.services.checks import RequestChecks
+from bot.slack.views import CardView
+from bot.slack.views.run_card import RunCardView
+from bot.store import approvals, queue, requests, runs
+from bot.store.models import Lane, RunRequest
 
 
-async def load_card(session: AsyncSession, request_id: int) -> tuple[RunRequest, CardView] | None:
+async def load_card(
+    session: AsyncSession, request_id: int, policy: PolicyConfig, now: datetime
+) -> tuple[RunRequest, CardView] | None:
     request = await requests.get_request(session, request_id)
     if request is None or request.id is None:
         return None
@@ -24,28 +32,47 @@ async def load_card(session: AsyncSession, request_id: int) -> tuple[RunRequest,
         spec_hash=request.spec_hash,
         requester=request.requester,
         state=request.state,
+        revision=request.revision,
+        checks=RequestChecks.model_validate_json(request.checks_json),
+        approvals=await approvals.approvers(session, request.id, request.revision),
+        approvals_needed=approvals_needed(policy, Category(request.category)),
+        change_note=request.change_note,
+        expires_at=request.expires_at,
         decided_by=request.decided_by,
         decided_at=request.decided_at,
         reason=request.reason,
+        run=await load_run_card(session, request.id, now),
     )
     return request, view
 
 
-async def load_run(session: AsyncSession, run_id: int) -> tuple[Run, RunRequest, RunView] | None:
+async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> RunCardView | None:
     run = await runs.get_run(session, run_id)
-    if run is None or run.id is None:
+    if run is None:
         return None
-    request = await requests.get_request(session, run.request_id)
-    if request is None:
-        return None
-    lanes = [
-        LaneView(
-            task_id=lane.task_id,
-            pair_index=lane.pair_index,
-            role=lane.role,
-            status=lane.state,
-            reward=lane.reward,
-        )
-        for lane in await runs.run_lanes(session, run.id)
-    ]
-    return run, request, RunView(run_id=run.id, run_dir=run.run_dir, state=run.state.value, lanes=lanes)
+    lanes = await runs.run_lanes(session, run_id)
+    pairs: dict[int, list[Lane]] = {}
+    counts: dict[str, dict[LaneStatus, int]] = {}
+    for lane in lanes:
+        pairs.setdefault(lane.pair_index, []).append(lane)
+        by_status = counts.setdefault(lane.role, {})
+        by_status[lane.state] = by_status.get(lane.state, 0) + 1
+    figures = await queue.queue_figures(session, run_id)
+    eta = figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
+    return RunCardView(
+        run_id=run_id,
+        state=run.state.value,
+        pairs_done=sum(1 for pair in pairs.values() if all(lane.state.is_final for lane in pair)),
+        pairs_total=len(pairs),
+        lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
+        lanes_queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),
+        counts=dict(sorted(counts.items(), key=lambda item: item[0] != LaneRole.BASELINE.value)),
+        queue_position=figures.position,
+        eta_seconds=eta,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        now=now,
+        stopped_by=run.stopped_by,
+        stop_reason=run.stop_reason,
+        paused_reason=run.paused_reason,
+    )

@@ -1,1 +1,18 @@
+"""Tables and the queries that change them; each module is one kind of row, each function one change."""
 
+from . import accounts, approvals, audit, homes, lanes, lease, outbox, queue, requests, runs
+from .db import Store
+
+__all__ = [
+    "Store",
+    "accounts",
+    "approvals",
+    "audit",
+    "homes",
+    "lanes",
+    "lease",
+    "outbox",
+    "queue",
+    "requests",
+    "runs",
+]

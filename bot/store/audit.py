@@ -19,6 +19,7 @@ async def record(
     at: datetime,
     spec_hash: str,
     run_id: int | None = None,
+    revision: int = 1,
     reason: str | None = None,
 ) -> None:
     session.add(
@@ -29,6 +30,7 @@ async def record(
             actor=actor,
             at=at,
             spec_hash=spec_hash,
+            revision=revision,
             reason=reason,
         )
     )

@@ -20,12 +20,21 @@ class RequestState(StrEnum):
     PENDING = "pending"
     APPROVED = "approved"
     REJECTED = "rejected"
+    EXPIRED = "expired"
 
 
 class RunState(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
+    PAUSED = "paused"  # too many infrastructure failures: nothing new starts until resumed
+    DRAINING = "draining"  # nothing new starts; running lanes finish
+    CANCELLING = "cancelling"  # running lanes are being stopped (SIGINT, grace, SIGKILL)
     FINISHED = "finished"
+    CANCELLED = "cancelled"  # drained or cancelled, and nothing runs any more
+
+    @property
+    def is_final(self) -> bool:
+        return self in (RunState.FINISHED, RunState.CANCELLED)
 
 
 class OutboxKind(StrEnum):
@@ -33,6 +42,10 @@ class OutboxKind(StrEnum):
     STATUS = "status"  # the run's live status message in the card's thread
     SUMMARY = "summary"  # the final per-task summary reply
     EPHEMERAL = "ephemeral"  # a reply only the requester sees, sent to the slash command's response_url
+    NOTICE = "notice"  # a plain text reply in the card's thread (reminders, milestones)
+    DM = "dm"  # a direct message to the requester (the run finished)
+    CARD_COPY = "card_copy"  # the current card, shown only to one person (`/csb status <run>`)
+    HOME = "home"  # republish App Home tabs (target `home:<user>` or `home:*` for every viewer)
 
 
 class OutboxState(StrEnum):
@@ -56,6 +69,27 @@ class RunRequest(SQLModel, table=True):
     decided_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     reason: str | None = None
     created_at: datetime = Field(sa_column=_time())
+    # The approval gate. Each Edit makes a new revision; approvals count only for the current one.
+    revision: int = 1
+    category: str = "staging"
+    checks_json: str = "{}"  # RequestChecks: preflight findings and pairing guard, shown on the card
+    change_note: str | None = None  # what the last Edit changed, shown on the card
+    expires_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    reminded_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    rerun_of: int | None = None  # the run whose failed tasks this request reruns
+
+
+class Approval(SQLModel, table=True):
+    """One person's approval of one revision; the unique key makes a double click count once."""
+
+    __tablename__ = "approvals"
+    __table_args__ = (UniqueConstraint("request_id", "revision", "user_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    request_id: int = Field(foreign_key="run_requests.id", index=True)
+    revision: int
+    user_id: str
+    at: datetime = Field(sa_column=_time())
 
 
 class Run(SQLModel, table=True):
@@ -71,6 +105,15 @@ class Run(SQLModel, table=True):
     created_at: datetime = Field(sa_column=_time())
     started_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    # Cancel and drain: who asked, why and when; the state says how far the stop has got.
+    stopped_by: str | None = None
+    stop_reason: str | None = None
+    stop_requested_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    # Lane attempts ended since the run started (or was last resumed), and how many of them failed on
+    # infrastructure: their ratio pauses the run.
+    attempts_done: int = 0
+    infra_failures: int = 0
+    paused_reason: str | None = None
 
 
 class Lane(SQLModel, table=True):
@@ -97,6 +140,43 @@ class Lane(SQLModel, table=True):
     reason: str | None = None
     started_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    # Scheduling: every start is an attempt; infrastructure failures are retried after `not_before`.
+    attempt: int = 0
+    infra_failures: int = 0
+    not_before: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    account: str | None = None  # the HOME this attempt runs with
+    host: str | None = None  # where this attempt's process runs
+    # Carried in the process's environment (CSB_BOT_LANE), so a restarted bot finds the process even
+    # when it was killed between spawning it and recording its pid.
+    marker: str | None = None
+    stop_kind: str | None = None  # "timeout" or "cancel" once the engine has sent SIGINT
+    stop_sent_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    killed_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+
+
+class Account(SQLModel, table=True):
+    """A Claude account home lanes run under; rested after a rate limit, taken in turn."""
+
+    __tablename__ = "accounts"
+
+    home: str = Field(primary_key=True)
+    turn: int = 0  # round robin: the lowest turn goes next
+    rested_until: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    rest_reason: str | None = None
+
+
+class Lease(SQLModel, table=True):
+    """Who runs the timers: one row per duty, renewed by its holder's heartbeat, taken over when expired."""
+
+    __tablename__ = "leases"
+
+    name: str = Field(primary_key=True)
+    holder: str
+    host: str
+    pid: int
+    expires_at: datetime = Field(sa_column=_time())
+    renewed_at: datetime = Field(sa_column=_time())
+    slots: int = 0  # the holder's global slot pool, for queue ETAs
 
 
 class OutboxItem(SQLModel, table=True):
@@ -112,6 +192,9 @@ class OutboxItem(SQLModel, table=True):
     run_id: int | None = Field(default=None, foreign_key="runs.id")
     text: str | None = None  # only for EPHEMERAL rows; the other kinds render from the tables
     response_url: str | None = None  # only for EPHEMERAL rows answering a command or a click
+    user_id: str | None = (
+        None  # EPHEMERAL rows without a response_url: chat.postEphemeral in the card's channel
+    )
     attempts: int = 0
     next_attempt_at: datetime = Field(sa_column=_time())
     created_at: datetime = Field(sa_column=_time())
@@ -131,4 +214,14 @@ class AuditEvent(SQLModel, table=True):
     actor: str
     at: datetime = Field(sa_column=_time())
     spec_hash: str
+    revision: int = 1
     reason: str | None = None
+
+
+class HomeViewer(SQLModel, table=True):
+    """Someone who opened the App Home tab; their tab is republished when requests or runs change."""
+
+    __tablename__ = "home_viewers"
+
+    user_id: str = Field(primary_key=True)
+    opened_at: datetime = Field(sa_column=_time())

@@ -20,6 +20,7 @@ async def enqueue(
     run_id: int | None = None,
     text: str | None = None,
     response_url: str | None = None,
+    user_id: str | None = None,
 ) -> None:
     """Add a row unless one for the same message is still pending: that render will show the news too."""
     pending = await session.execute(
@@ -35,6 +36,7 @@ async def enqueue(
             run_id=run_id,
             text=text,
             response_url=response_url,
+            user_id=user_id,
             next_attempt_at=now,
             created_at=now,
         )
@@ -76,3 +78,23 @@ async def postpone(
 def backoff(attempts: int, *, base: float = 1.0, cap: float = 60.0) -> timedelta:
     """Capped exponential backoff for delivery retries (1, 2, 4 … 60 s)."""
     return timedelta(seconds=min(cap, base * 2 ** max(0, attempts - 1)))
+
+
+async def exists(session: AsyncSession, target: str) -> bool:
+    """Whether a message with this target was ever queued: milestones are posted once."""
+    rows = await session.execute(select(OutboxItem.id).where(OutboxItem.target == target).limit(1))
+    return rows.first() is not None
+
+
+async def has_pending_notices(session: AsyncSession, request_id: int) -> bool:
+    """Thread notices still to send for this request; the final report waits for them, to stay last."""
+    rows = await session.execute(
+        select(OutboxItem.id)
+        .where(
+            OutboxItem.request_id == request_id,
+            OutboxItem.kind == OutboxKind.NOTICE,
+            OutboxItem.state == OutboxState.PENDING,
+        )
+        .limit(1)
+    )
+    return rows.first() is not None

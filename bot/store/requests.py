@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import RequestState, RunRequest
@@ -27,13 +27,84 @@ async def decide(
     to: RequestState,
     actor: str,
     now: datetime,
+    revision: int,
     reason: str | None = None,
 ) -> bool:
-    """Move a pending request to `to`. False when someone already decided, so two clicks give one launch."""
+    """Move a pending request's `revision` to `to`.
+
+    False when someone already decided or the request was edited meanwhile, so concurrent clicks give
+    one launch and an approval never applies to parameters the approver did not see.
+    """
     result = await session.execute(
         update(RunRequest)
-        .where(RunRequest.id == request_id, RunRequest.state == RequestState.PENDING)
+        .where(
+            RunRequest.id == request_id,
+            RunRequest.state == RequestState.PENDING,
+            RunRequest.revision == revision,
+        )
         .values(state=to, decided_by=actor, decided_at=now, reason=reason)
+    )
+    return result.rowcount == 1
+
+
+async def revise(
+    session: AsyncSession,
+    request_id: int,
+    *,
+    revision: int,
+    spec_json: str,
+    spec_hash: str,
+    category: str,
+    checks_json: str,
+    change_note: str,
+) -> bool:
+    """A new revision of a pending request; approvals of older revisions no longer count."""
+    result = await session.execute(
+        update(RunRequest)
+        .where(
+            RunRequest.id == request_id,
+            RunRequest.state == RequestState.PENDING,
+            RunRequest.revision == revision,
+        )
+        .values(
+            revision=revision + 1,
+            spec_json=spec_json,
+            spec_hash=spec_hash,
+            category=category,
+            checks_json=checks_json,
+            change_note=change_note,
+        )
+    )
+    return result.rowcount == 1
+
+
+async def set_checks(session: AsyncSession, request_id: int, revision: int, checks_json: str) -> None:
+    await session.execute(
+        update(RunRequest)
+        .where(RunRequest.id == request_id, RunRequest.revision == revision)
+        .values(checks_json=checks_json)
+    )
+
+
+async def pending_due(session: AsyncSession, now: datetime) -> list[RunRequest]:
+    """Pending requests past their expiry."""
+    rows = await session.execute(
+        select(RunRequest).where(RunRequest.state == RequestState.PENDING, RunRequest.expires_at <= now)
+    )
+    return list(rows.scalars())
+
+
+async def pending(session: AsyncSession) -> list[RunRequest]:
+    rows = await session.execute(
+        select(RunRequest).where(RunRequest.state == RequestState.PENDING).order_by(RunRequest.id)
+    )
+    return list(rows.scalars())
+
+
+async def mark_reminded(session: AsyncSession, request_id: int, now: datetime) -> bool:
+    """Remember the last reminder, so the next one waits a full interval."""
+    result = await session.execute(
+        update(RunRequest).where(RunRequest.id == request_id).values(reminded_at=now)
     )
     return result.rowcount == 1
 

@@ -1,15 +1,42 @@
-"""Runs and their lanes: created queued at approval, advanced by the engine with guarded UPDATEs."""
+"""Runs: created queued at approval (with their lanes), advanced with guarded UPDATEs; the queue order.
+
+Every change here is `UPDATE … WHERE state = expected`: a second engine, a restart mid-change or a
+double click finds the row already moved and changes nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import case, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.store.models import Lane, Run, RunState
+from bot.domain.outcome import LaneStatus
+from bot.store.lanes import count_running
+from bot.store.models import Lane, Run, RunRequest, RunState
+
+__all__ = [  # count_running lives with the lanes; kept here for callers of runs.count_running
+    "ACTIVE_STATES",
+    "STARTABLE_STATES",
+    "active_runs",
+    "closable_runs",
+    "count_attempts",
+    "count_running",
+    "create_run",
+    "get_run",
+    "link_rerun",
+    "mark_run_started",
+    "move_run",
+    "queue_order",
+    "run_lanes",
+    "set_status_ts",
+]
+
+# Runs that still have work or lanes still running, and the subset that may start new lanes.
+ACTIVE_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED, RunState.DRAINING, RunState.CANCELLING)
+STARTABLE_STATES = (RunState.QUEUED, RunState.RUNNING)
 
 
 async def create_run(session: AsyncSession, run: Run, lanes: Sequence[Lane]) -> Run:
@@ -33,101 +60,81 @@ async def run_lanes(session: AsyncSession, run_id: int) -> list[Lane]:
     return list(rows.scalars())
 
 
-async def active_runs(session: AsyncSession) -> list[Run]:
-    """Runs that still have work, oldest first: first come, first served."""
+def _update(entity: type[Lane] | type[Run]) -> Any:
+    """An UPDATE that leaves loaded objects alone: callers read them after the change, as they were."""
+    return update(entity).execution_options(synchronize_session=False)
+
+
+def queue_order() -> tuple[Any, ...]:
+    """`official` before `staging`, then first come (approved) first served."""
+    priority = case((RunRequest.category == "official", 0), else_=1)
+    return (priority, Run.created_at, Run.id)
+
+
+async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_STATES) -> list[Run]:
+    """Runs in `states`, in queue order."""
     rows = await session.execute(
-        select(Run).where(Run.state.in_([RunState.QUEUED, RunState.RUNNING])).order_by(Run.id)
+        select(Run)
+        .join(RunRequest, RunRequest.id == Run.request_id)
+        .where(Run.state.in_(list(states)))
+        .order_by(*queue_order())
     )
     return list(rows.scalars())
 
 
-async def running_lanes(session: AsyncSession) -> list[Lane]:
-    rows = await session.execute(select(Lane).where(Lane.state == LaneStatus.RUNNING).order_by(Lane.id))
+async def closable_runs(session: AsyncSession) -> list[Run]:
+    """Runs with nothing left to do: no lane queued or running (stopping runs: none running)."""
+
+    def lanes_in(*states: LaneStatus) -> Any:
+        return select(Lane.id).where(Lane.run_id == Run.id, Lane.state.in_(states)).exists()
+
+    rows = await session.execute(
+        select(Run).where(
+            or_(
+                Run.state.in_([RunState.RUNNING, RunState.PAUSED])
+                & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
+                Run.state.in_([RunState.DRAINING, RunState.CANCELLING]) & ~lanes_in(LaneStatus.RUNNING),
+            )
+        )
+    )
     return list(rows.scalars())
 
 
-async def count_running(session: AsyncSession, run_id: int) -> int:
-    rows = await session.execute(
-        select(func.count()).where(Lane.run_id == run_id, Lane.state == LaneStatus.RUNNING)
+async def move_run(
+    session: AsyncSession, run_id: int, *, from_states: Collection[RunState], to: RunState, **values: Any
+) -> bool:
+    """The one guarded transition of a run's state; False when it was not in `from_states`."""
+    result = await session.execute(
+        _update(Run).where(Run.id == run_id, Run.state.in_(list(from_states))).values(state=to, **values)
     )
-    return int(rows.scalar_one())
-
-
-async def next_queued_pair(session: AsyncSession, run_id: int) -> list[Lane]:
-    """The lanes of the lowest pair index that is still fully queued (both lanes start together)."""
-    first = await session.execute(
-        select(func.min(Lane.pair_index)).where(Lane.run_id == run_id, Lane.state == LaneStatus.QUEUED)
-    )
-    pair_index = first.scalar_one_or_none()
-    if pair_index is None:
-        return []
-    rows = await session.execute(
-        select(Lane)
-        .where(Lane.run_id == run_id, Lane.pair_index == pair_index, Lane.state == LaneStatus.QUEUED)
-        .order_by(Lane.role)
-    )
-    return list(rows.scalars())
+    return result.rowcount == 1
 
 
 async def mark_run_started(session: AsyncSession, run_id: int, now: datetime) -> bool:
-    result = await session.execute(
-        update(Run)
-        .where(Run.id == run_id, Run.state == RunState.QUEUED)
-        .values(state=RunState.RUNNING, started_at=now)
-    )
-    return result.rowcount == 1
+    return await move_run(session, run_id, from_states=[RunState.QUEUED], to=RunState.RUNNING, started_at=now)
 
 
-async def mark_run_finished(session: AsyncSession, run_id: int, now: datetime) -> bool:
-    result = await session.execute(
-        update(Run)
-        .where(Run.id == run_id, Run.state == RunState.RUNNING)
-        .values(state=RunState.FINISHED, finished_at=now)
-    )
-    return result.rowcount == 1
-
-
-async def claim_lane(session: AsyncSession, lane_id: int, now: datetime) -> bool:
-    """Queued → running before the process starts, so two pumps never start one lane twice."""
-    result = await session.execute(
-        update(Lane)
-        .where(Lane.id == lane_id, Lane.state == LaneStatus.QUEUED)
-        .values(state=LaneStatus.RUNNING, started_at=now)
-    )
-    return result.rowcount == 1
-
-
-async def record_pid(session: AsyncSession, lane_id: int, pid: int) -> None:
-    await session.execute(update(Lane).where(Lane.id == lane_id).values(pid=pid))
-
-
-async def finish_lane(
-    session: AsyncSession, lane_id: int, outcome: TrialOutcome, *, exit_code: int | None, now: datetime
-) -> bool:
-    """Running → its final status, once; a second watcher seeing the same exit changes nothing."""
-    result = await session.execute(
-        update(Lane)
-        .where(Lane.id == lane_id, Lane.state == LaneStatus.RUNNING)
+async def count_attempts(session: AsyncSession, run_id: int, *, attempts: int, infra: int) -> None:
+    """Lane attempts that ended (and how many failed on infrastructure): the pause rule reads these."""
+    await session.execute(
+        _update(Run)
+        .where(Run.id == run_id)
         .values(
-            state=outcome.status,
-            reward=outcome.reward,
-            exception_type=outcome.exception_type,
-            reason=outcome.reason,
-            exit_code=exit_code,
-            finished_at=now,
+            attempts_done=Run.attempts_done + attempts,
+            infra_failures=Run.infra_failures + infra,
         )
     )
-    return result.rowcount == 1
 
 
 async def set_status_ts(session: AsyncSession, run_id: int, ts: str) -> None:
-    await session.execute(update(Run).where(Run.id == run_id).values(status_ts=ts))
+    await session.execute(_update(Run).where(Run.id == run_id).values(status_ts=ts))
 
 
-async def has_unfinished_lanes(session: AsyncSession, run_id: int) -> bool:
-    rows = await session.execute(
-        select(Lane.id)
-        .where(Lane.run_id == run_id, Lane.state.in_([LaneStatus.QUEUED, LaneStatus.RUNNING]))
-        .limit(1)
+async def link_rerun(session: AsyncSession, request_id: int, run_id: int) -> bool:
+    """Mark a request as the rerun of `run_id` (once)."""
+    result = await session.execute(
+        update(RunRequest)
+        .where(RunRequest.id == request_id, RunRequest.rerun_of.is_(None))
+        .values(rerun_of=run_id)
     )
-    return rows.first() is not None
+    return result.rowcount == 1

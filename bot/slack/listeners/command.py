@@ -17,5 +17,6 @@ def register(app: AsyncApp, router: CommandRouter, notifier: Notifier, inflight:
     async def on_csb(ack: AsyncAck, body: dict[str, Any]) -> None:
         async with inflight.track():
             await ack()
-            await router.handle(SlashCommand.from_body(body))
+            async with inflight.turn():
+                await router.handle(SlashCommand.from_body(body))
         notifier.kick()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from bot.csb.command import lane_command, shell_line
+from bot.csb.preflight import AccountHealth
 from bot.domain.spec import RunSpec
 from bot.services.queries import RunProgress
 from bot.slack.views.format import SECTION_LIMIT, suite_text, user, when
+from bot.slack.views.run_card import duration
 from bot.store.models import AuditEvent
 
 PLAN_COMMANDS_SHOWN = 2  # tasks whose lane commands a dry run prints
@@ -48,13 +51,21 @@ def suites_text(task_file: str, suites: dict[str, int]) -> str:
 def status_text(runs: Sequence[RunProgress]) -> str:
     if not runs:
         return "No run is queued or running."
-    lines = ["*Active runs*"]
-    lines += [
-        f"• #{run.run_id} {run.state}: {run.lanes_done}/{run.lanes_total} lanes done, "
-        f"{run.lanes_running} running (`{run.run_dir}`)"
-        for run in runs
-    ]
+    lines = ["*Active runs* (`/csb status <run>` shows one run's card)"]
+    lines += [_status_line(run) for run in runs]
     return _fit(lines)
+
+
+def _status_line(run: RunProgress) -> str:
+    where = f" #{run.queue_position} in the queue" if run.queue_position else ""
+    eta = ""
+    if run.eta_seconds is not None:
+        what = "starts in" if run.queue_position else "ETA"
+        eta = f", {what} ~{duration(timedelta(seconds=run.eta_seconds))}"
+    return (
+        f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
+        f"{run.lanes_running} running{eta} (`{run.run_dir}`)"
+    )
 
 
 def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
@@ -65,4 +76,22 @@ def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
         lines.append(
             f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"
         )
+    return _fit(lines)
+
+
+def accounts_text(health: AccountHealth | None) -> str:
+    if health is None:
+        return (
+            "This CSB checkout has no `scripts/infra/account_health.py`, so the bot does not judge accounts "
+            "and does not block launches on them."
+        )
+    verdict = ":white_check_mark: ok to launch" if health.ok_to_launch else ":no_entry: not ok to launch"
+    lines = [f"*Accounts*: {verdict} — {health.summary}"]
+    if health.recommended_parallel is not None:
+        lines.append(f"Recommended parallel: {health.recommended_parallel}")
+    lines += [
+        f"• `{account.label}` {account.status}, {account.available_slots} free slots"
+        + (f" ({', '.join(account.reasons)})" if account.reasons else "")
+        for account in health.accounts
+    ]
     return _fit(lines)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.models.blocks import (
+    ActionsBlock,
     Block,
+    ButtonElement,
     ContextBlock,
     DividerBlock,
     HeaderBlock,
@@ -21,6 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole
 from bot.domain.stats import (
     LaneResult,
@@ -37,6 +40,7 @@ from bot.domain.stats import (
     order_for_report,
     summarize,
 )
+from bot.slack.ids import ActionId
 from bot.slack.views.format import SECTION_LIMIT, reward
 
 MAX_BLOCKS = 50
@@ -81,7 +85,7 @@ def paired_report(view: ReportView) -> ReportMessage:
     groups = [
         (label, [task_line(pair, view.single_lane) for pair in pairs]) for label, pairs in _task_groups(view)
     ]
-    task_blocks, hidden = _task_list(groups, blocks_left, chars_left)
+    task_blocks, hidden = _task_list(groups, blocks_left - 1, chars_left)  # one block kept for Rerun
     blocks = [*head, *task_blocks]
     if hidden:
         more = f"… {hidden} more {_tasks(hidden)} in the attached CSV"
@@ -319,3 +323,13 @@ def _pairs(n: int) -> str:
 
 def _tasks(n: int) -> str:
     return "task" if n == 1 else "tasks"
+
+
+def rerun_button(view: ReportView) -> list[Block]:
+    """`Rerun failed` under the report, when some task has a lane that failed, errored or timed out."""
+    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
+    rerunnable = {LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT}
+    if not any(_lane(pair, role).status in rerunnable for pair in view.pairs for role in roles):
+        return []
+    button = ButtonElement(text="Rerun failed", action_id=ActionId.RERUN_FAILED, value=str(view.run_id))
+    return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])]

@@ -1,0 +1,471 @@
+"""Ack latency of signed `/csb run` slash commands: the bot against a bare Bolt app that only acks.
+
+Slack gives an app 3 seconds to ack, and under a burst the bot's work after each ack (catalog
+resolve, SQLite writes, card posts) shares the event loop with the acks still to come. The goal is a
+p99 at concurrency 50 within 1.5x a Bolt app doing nothing at all.
+
+Four processes, so no server shares an event loop with the load: the bot (`python -m bot serve`),
+a bare Bolt app, a Slack stand-in receiving the bot's Web API calls, and this script sending load.
+The two targets are measured alternately within one run (bot c=1, bare c=1, bot c=50, bare c=50,
+per round), because a shared machine drifts; between phases the script waits until the bot has
+posted every card it owes, so its backlog never lands on the bare app's turn.
+
+    .venv/bin/python bench/ack_latency.py [--rounds 3] [--requests 500] [--requests-c1 100]
+
+Exits 1 when any request got a non-200 answer (the figures are then not a measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.playground import CAST, DEFAULT_CHANNELS, REQUESTER, SlackStandin, slack_signature
+from bot.playground.payloads import AppContext, slash_command_form
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST = "127.0.0.1"
+TOKEN = "xoxb-bench-token"
+SECRET = "bench-signing-secret"
+HARBOR = "configs/example-bench/bin/harbor"  # relative: the bot resolves it from the project root
+COMMAND_TEXT = "run csb_sdlc_fix"
+GOAL_RATIO = 1.5
+WARMUP = 20
+READY_TIMEOUT = 30.0
+DRAIN_TIMEOUT = 120.0
+STATS_PATH = "/bench/stats"
+
+
+# -- the servers (each runs in its own child process: `ack_latency.py _serve <role> <port> ...`) -------
+
+
+def _serve_standin(port: int) -> None:
+    """The bot's Slack; `/bench/stats` lets the load generator see when the bot's backlog is posted."""
+    standin = SlackStandin(bot_token=TOKEN, base_url=f"http://{HOST}:{port}")
+
+    async def stats(_request: web.Request) -> web.Response:
+        posts = standin.calls_to("chat.postMessage")
+        failed = sum(1 for call in standin.calls if not call.ok)
+        return web.json_response({"cards": sum(1 for c in posts if c.ok), "failed_calls": failed})
+
+    app = standin.build_app()
+    app.router.add_get(STATS_PATH, stats)
+    web.run_app(app, host=HOST, port=port, print=None, access_log=None)
+
+
+def _serve_bare(port: int, slack_api_url: str) -> None:
+    """Bolt configured as the bot configures it (client with token, signing secret), minus the work."""
+    bolt = AsyncApp(client=AsyncWebClient(token=TOKEN, base_url=slack_api_url), signing_secret=SECRET)
+
+    @bolt.command("/csb")
+    async def on_csb(ack: AsyncAck) -> None:
+        await ack()
+
+    async def events(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await bolt.async_dispatch(await to_bolt_request(request)))
+
+    async def healthz(_request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_post("/slack/events", events)
+    app.router.add_get("/healthz", healthz)
+    web.run_app(app, host=HOST, port=port, print=None)
+
+
+# -- child processes ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Child:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def tail(self, lines: int = 20) -> str:
+        """The last lines that are not INFO: the bot's scheduler alone logs four INFO lines a second."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join([line for line in text.splitlines() if " INFO " not in line][-lines:])
+
+
+@dataclass
+class Children:
+    workdir: Path
+    started: list[Child] = field(default_factory=list)
+
+    def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Child:
+        """Output goes to a file, not a pipe: a pipe nobody reads would block a chatty server."""
+        log = self.workdir / f"{name}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        child = Child(name, process, log)
+        self.started.append(child)
+        return child
+
+    def stop_all(self) -> None:
+        for child in self.started:
+            if child.process.poll() is None:
+                child.process.terminate()
+        for child in self.started:
+            try:
+                child.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait()
+
+
+@contextmanager
+def running_children() -> Iterator[Children]:
+    with tempfile.TemporaryDirectory(prefix="csb-ack-bench-") as tmp:
+        children = Children(Path(tmp))
+        try:
+            yield children
+        finally:
+            children.stop_all()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def bot_env(slack_api_url: str, database: Path) -> dict[str, str]:
+    """HTTP mode (no app token) and the project's defaults for the checkout and config file."""
+    env = {k: v for k, v in os.environ.items() if k not in {"SLACK_APP_TOKEN", "CSB_REPO", "CSB_CONFIG"}}
+    env.update(
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=slack_api_url,
+        CSB_DATABASE_URL=f"sqlite:///{database}",
+        CSB_HARBOR=HARBOR,
+    )
+    return env
+
+
+def serve_argv(role: str, *args: object) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), "_serve", role, *map(str, args)]
+
+
+# -- load -------------------------------------------------------------------------------------------------
+
+
+class SignedCommands:
+    """`/csb run` forms as Slack sends them, each signed with a fresh timestamp as Slack does."""
+
+    def __init__(self, standin_url: str) -> None:
+        self._app = AppContext(
+            team_id="T0PLAY", team_domain="csb-playground", app_id="A0CSBBOT", bot_user_id="UCSBBOT"
+        )
+        self._user = next(user for user in CAST if user.id == REQUESTER)
+        self._channel = DEFAULT_CHANNELS[0]
+        self._response_url = f"{standin_url}/response/bench"  # never used: a `run` answers with its card
+        self._ids = itertools.count(1)
+
+    def next(self) -> tuple[bytes, dict[str, str]]:
+        n = next(self._ids)
+        form = slash_command_form(
+            self._app, self._user, self._channel, "/csb", COMMAND_TEXT, self._response_url, f"{n}.bench"
+        )
+        body = urlencode(form)
+        stamp = str(int(time.time()))
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": slack_signature(SECRET, stamp, body),
+        }
+        return body.encode(), headers
+
+
+@dataclass
+class Sample:
+    latencies_ms: list[float] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def extend(self, other: Sample) -> None:
+        self.latencies_ms.extend(other.latencies_ms)
+        for key, count in other.failures.items():
+            self.failures[key] = self.failures.get(key, 0) + count
+
+    @property
+    def non_200(self) -> int:
+        return sum(self.failures.values())
+
+
+async def one_request(
+    session: aiohttp.ClientSession, url: str, commands: SignedCommands, sample: Sample
+) -> None:
+    body, headers = commands.next()  # signed before the clock starts: signing is Slack's cost, not the app's
+    started = time.perf_counter()
+    try:
+        async with session.post(url, data=body, headers=headers) as response:
+            await response.read()
+            outcome = str(response.status)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        outcome = type(exc).__name__
+    sample.latencies_ms.append((time.perf_counter() - started) * 1000)
+    if outcome != "200":
+        sample.failures[outcome] = sample.failures.get(outcome, 0) + 1
+
+
+async def load(
+    session: aiohttp.ClientSession, url: str, commands: SignedCommands, total: int, concurrency: int
+) -> Sample:
+    """`concurrency` workers each send back to back, so that many requests are in flight until the end."""
+    sample = Sample()
+    remaining = iter(range(total))
+
+    async def worker() -> None:
+        for _ in remaining:
+            await one_request(session, url, commands, sample)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return sample
+
+
+# -- waiting ----------------------------------------------------------------------------------------------
+
+
+async def poll(check: Callable[[], Awaitable[bool]], timeout: float, what: str, child: Child) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child.process.poll() is not None:
+            raise RuntimeError(f"{child.name} exited with {child.process.returncode}:\n{child.tail()}")
+        try:
+            if await check():
+                return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}:\n{child.tail()}")
+
+
+async def wait_ready(session: aiohttp.ClientSession, url: str, child: Child) -> None:
+    async def answers() -> bool:
+        async with session.get(url) as response:
+            return response.status == 200
+
+    await poll(answers, READY_TIMEOUT, f"{child.name} at {url}", child)
+
+
+async def standin_stats(session: aiohttp.ClientSession, standin_url: str) -> dict[str, int]:
+    async with session.get(f"{standin_url}{STATS_PATH}") as response:
+        return dict(await response.json())
+
+
+async def drain(session: aiohttp.ClientSession, standin_url: str, expected_cards: int, bot: Child) -> float:
+    """Wait until the bot posted a card per `/csb run` sent so far; returns how long that took."""
+    started = time.perf_counter()
+
+    async def posted() -> bool:
+        return (await standin_stats(session, standin_url))["cards"] >= expected_cards
+
+    try:
+        await poll(posted, DRAIN_TIMEOUT, f"{expected_cards} cards from the bot", bot)
+    except RuntimeError as exc:
+        stats = await standin_stats(session, standin_url)
+        raise RuntimeError(f"the bot posted {stats['cards']} of {expected_cards} cards; {exc}") from exc
+    return time.perf_counter() - started
+
+
+# -- figures ----------------------------------------------------------------------------------------------
+
+Key = tuple[str, int]
+"""(target, concurrency)"""
+
+CONCURRENCIES = (1, 50)
+TARGETS = ("bot", "bare")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest rank: the value at or below which q% of requests finished (no interpolation)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def p99(sample: Sample) -> float:
+    return percentile(sample.latencies_ms, 99)
+
+
+def describe(sample: Sample) -> str:
+    text = f"n={len(sample.latencies_ms)} p50={percentile(sample.latencies_ms, 50):.1f}ms"
+    text += f" p99={p99(sample):.1f}ms"
+    return text + (f" failures={sample.failures}" if sample.failures else "")
+
+
+@dataclass
+class Figures:
+    """Everything measured: pooled samples per target and concurrency, plus per-round context."""
+
+    pooled: dict[Key, Sample] = field(
+        default_factory=lambda: {(t, c): Sample() for c in CONCURRENCIES for t in TARGETS}
+    )
+    round_ratios: dict[int, list[float]] = field(default_factory=lambda: {c: [] for c in CONCURRENCIES})
+    drains: list[float] = field(default_factory=list)
+    failed_calls: int = 0
+
+    def report(self) -> bool:
+        """Print the table and verdict, the c=50 ratio last; True when every request was answered 200."""
+        print(f"\n{'target':<7}{'concurrency':>12}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}{'non-200':>9}")
+        for (target, concurrency), sample in self.pooled.items():
+            p50, n = percentile(sample.latencies_ms, 50), len(sample.latencies_ms)
+            print(f"{target:<7}{concurrency:>12}{n:>7}{p50:>10.1f}{p99(sample):>10.1f}{sample.non_200:>9}")
+        non_200 = sum(sample.non_200 for sample in self.pooled.values())
+        print(f"\nnon-200 responses: {non_200} (must be 0)")
+        print(f"stand-in Web API calls that failed: {self.failed_calls}")
+        print(f"bot backlog after each c=50 phase posted within: {_listed(self.drains, 's')}")
+        for concurrency, ratios in self.round_ratios.items():
+            print(f"per-round p99 ratio at c={concurrency}: {_listed(ratios, '')}")
+        ratios = {c: p99(self.pooled[("bot", c)]) / p99(self.pooled[("bare", c)]) for c in CONCURRENCIES}
+        verdict = "met" if ratios[50] <= GOAL_RATIO else "NOT met"
+        print(f"goal (bot/bare p99 <= {GOAL_RATIO} at concurrency 50): {verdict}")
+        print(f"ratio_p99_c1={ratios[1]:.2f}")
+        print(f"ratio_p99_c50={ratios[50]:.2f}")
+        return non_200 == 0
+
+
+def _listed(values: Sequence[float], unit: str) -> str:
+    return ", ".join(f"{value:.2f}{unit}" for value in values)
+
+
+# -- the run ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Targets:
+    bot_url: str
+    bare_url: str
+    standin_url: str
+    bot: Child
+
+    def url(self, target: str) -> str:
+        return self.bot_url if target == "bot" else self.bare_url
+
+
+class Bench:
+    """Sends the phases in order and keeps count of the cards the bot owes."""
+
+    def __init__(self, session: aiohttp.ClientSession, targets: Targets) -> None:
+        self._session = session
+        self._targets = targets
+        self._commands = SignedCommands(targets.standin_url)
+        self._sent_to_bot = 0
+        self.figures = Figures()
+
+    async def warm_up(self) -> None:
+        """Sequential requests, then a burst that opens the pool's connections; none is counted."""
+        for target in TARGETS:
+            for total, concurrency in ((WARMUP, 1), (50, 50)):
+                sample = await self._phase(target, total, concurrency)
+                if sample.non_200:
+                    raise RuntimeError(f"warm-up against {target} failed: {sample.failures}")
+        self.figures.drains.clear()
+
+    async def run_round(self, number: int, totals: dict[int, int]) -> None:
+        for concurrency in CONCURRENCIES:
+            samples = {t: await self._phase(t, totals[concurrency], concurrency) for t in TARGETS}
+            self.figures.round_ratios[concurrency].append(p99(samples["bot"]) / p99(samples["bare"]))
+            for target, sample in samples.items():
+                self.figures.pooled[(target, concurrency)].extend(sample)
+                print(f"round {number}: {target:<4} c={concurrency:<2} {describe(sample)}", flush=True)
+
+    async def _phase(self, target: str, total: int, concurrency: int) -> Sample:
+        """One target's load; after the bot's, wait out its backlog so it cannot slow the bare app's turn."""
+        sample = await load(self._session, self._targets.url(target), self._commands, total, concurrency)
+        if target == "bot":
+            self._sent_to_bot += total
+            drained = await drain(
+                self._session, self._targets.standin_url, self._sent_to_bot, self._targets.bot
+            )
+            if concurrency == 50:
+                self.figures.drains.append(drained)
+        return sample
+
+    async def finish(self) -> None:
+        stats = await standin_stats(self._session, self._targets.standin_url)
+        self.figures.failed_calls = stats["failed_calls"]
+
+
+async def measure(targets: Targets, rounds: int, totals: dict[int, int]) -> Figures:
+    connector = aiohttp.TCPConnector(limit=100, limit_per_host=0)
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        bench = Bench(session, targets)
+        await bench.warm_up()
+        for number in range(1, rounds + 1):
+            await bench.run_round(number, totals)
+        await bench.finish()
+    return bench.figures
+
+
+async def start_and_measure(children: Children, args: argparse.Namespace) -> bool:
+    standin_port, bot_port, bare_port = free_port(), free_port(), free_port()
+    standin_url = f"http://{HOST}:{standin_port}"
+    standin = children.start("standin", serve_argv("standin", standin_port))
+    bare = children.start("bare", serve_argv("bare", bare_port, f"{standin_url}/api/"))
+    env = bot_env(f"{standin_url}/api/", children.workdir / "bench.db")
+    bot = children.start("bot", [sys.executable, "-m", "bot", "serve", "--port", str(bot_port)], env)
+    async with aiohttp.ClientSession() as session:
+        await wait_ready(session, f"{standin_url}{STATS_PATH}", standin)
+        await wait_ready(session, f"http://{HOST}:{bare_port}/healthz", bare)
+        await wait_ready(session, f"http://{HOST}:{bot_port}/healthz", bot)
+    targets = Targets(
+        bot_url=f"http://{HOST}:{bot_port}/slack/events",
+        bare_url=f"http://{HOST}:{bare_port}/slack/events",
+        standin_url=standin_url,
+        bot=bot,
+    )
+    figures = await measure(targets, args.rounds, {1: args.requests_c1, 50: args.requests})
+    return figures.report()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--requests", type=int, default=500, help="requests per target per round at c=50")
+    parser.add_argument("--requests-c1", type=int, default=100, help="requests per target per round at c=1")
+    return parser
+
+
+def _serve_main(argv: Sequence[str]) -> int:
+    role, port, *rest = argv
+    if role == "standin":
+        _serve_standin(int(port))
+    else:
+        _serve_bare(int(port), rest[0])
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["_serve"]:
+        return _serve_main(argv[1:])
+    args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` still stops the children
+    with running_children() as children:
+        ok = asyncio.run(start_and_measure(children, args))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""Dispatch overhead of the engine: 264 tasks × 2 lanes, each lane `sleep 0.2`, at parallel 32, through
+the engine (claims, accounts, markers, result reading, a real SQLite file) against the same 528 commands
+through `xargs -P 32`, in one run of this script.
+
+The two alternate for a few rounds and each keeps its best wall. Prints both walls and the bot's
+peak RSS, then `lanes=528` and, last, `ratio=<engine / xargs>` (goal ≤ 1.3).
+Run: `.venv/bin/python bench/dispatch.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot.csb.command import lane_command  # noqa: E402
+from bot.domain.clock import SystemClock  # noqa: E402
+from bot.domain.outcome import LaneStatus  # noqa: E402
+from bot.engine import LaunchConfig, build_engine  # noqa: E402
+from bot.settings import EngineConfig  # noqa: E402
+from bot.store import runs  # noqa: E402
+from bot.store.db import Store  # noqa: E402
+from bot.store.models import Lane, RequestState, Run, RunRequest  # noqa: E402
+
+TASKS = 264
+PARALLEL = 32
+SLEEP = "0.2"
+ROUNDS = 2
+RUN_DIR = "bench_haiku_20260101_000000_1"
+LANES = (("baseline", "baseline-local-direct", "none"), ("mcp", "mcp-remote-direct", "sourcegraph_full"))
+
+# The bench's Harbor: sleep, then write the trial result.json where Harbor does, so the engine reads a
+# real verdict (argv: run --path P --agent-import-path A --model M --jobs-dir J …).
+HARBOR = """#!/bin/sh
+sleep @SLEEP@
+task=${3##*/}
+trial="$9/job-$task/${task}__bench01"
+mkdir -p "$trial"
+verdict='"exception_info": null, "verifier_result": {"rewards": {"reward": 1.0}}'
+echo "{\\"task_name\\": \\"$task\\", $verdict}" > "$trial/result.json"
+""".replace("@SLEEP@", SLEEP)
+
+
+def make_checkout(root: Path) -> tuple[Path, Path]:
+    repo = root / "csb"
+    for index in range(TASKS):
+        task = repo / "benchmarks" / "tasks" / "bench" / f"task-{index:03d}"
+        task.mkdir(parents=True)
+        (task / "task.toml").write_text(f'[task]\nid = "task-{index:03d}"\ntime_limit_sec = 600\n')
+    harbor = root / "harbor"
+    harbor.write_text(HARBOR)
+    harbor.chmod(0o755)
+    return repo, harbor
+
+
+def lane_rows() -> list[Lane]:
+    return [
+        Lane(
+            run_id=0,
+            pair_index=index,
+            task_id=f"task-{index:03d}",
+            suite="bench",
+            task_path=f"benchmarks/tasks/bench/task-{index:03d}",
+            role=role,
+            config=config,
+            mcp_type=mcp_type,
+            timeout_sec=6000,
+            jobs_dir=f"runs/staging/{RUN_DIR}/{config}",
+            log_path=f"runs/staging/{RUN_DIR}/{config}/task-{index:03d}.log",
+        )
+        for index in range(TASKS)
+        for role, config, mcp_type in LANES
+    ]
+
+
+def commands(harbor: Path) -> list[str]:
+    """The engine's lane commands, one line each, as xargs hands them to `env` (VAR=value then argv)."""
+    lines = []
+    for lane in lane_rows():
+        argv = lane_command(str(harbor), lane.task_path, "anthropic/claude-haiku-4-5", lane.jobs_dir)
+        lines.append(shlex.join([f"BASELINE_MCP_TYPE={lane.mcp_type}", *argv]))
+    return lines
+
+
+def run_xargs(repo: Path, harbor: Path) -> float:
+    script = "\n".join(commands(harbor)) + "\n"
+    start = time.perf_counter()
+    subprocess.run(
+        ["xargs", "-P", str(PARALLEL), "-L", "1", "env"], input=script.encode(), cwd=repo, check=True
+    )
+    return time.perf_counter() - start
+
+
+async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db") -> tuple[float, int]:
+    store = Store(f"sqlite:///{root / db}")
+    await store.create_tables()
+    now = datetime.now(UTC)
+    async with store.write() as session:
+        request = RunRequest(
+            spec_json="{}",
+            spec_hash="bench",
+            requester="U0BENCH",
+            channel_id="C0BENCH",
+            created_at=now,
+            state=RequestState.APPROVED,
+        )
+        session.add(request)
+        await session.flush()
+        run = Run(
+            id=request.id,
+            request_id=request.id or 0,
+            run_dir=RUN_DIR,
+            model="m",
+            parallel=PARALLEL,
+            created_at=now,
+        )
+        await runs.create_run(session, run, lane_rows())
+    config = EngineConfig(global_slots=PARALLEL)
+    launch = LaunchConfig(
+        repo=repo,
+        harbor=str(harbor),
+        base_env={"PATH": "/usr/bin:/bin", "HOME": str(root)},
+        timeout_multiplier=10,
+        daytona=False,
+    )
+    engine = build_engine(store, launch, config, SystemClock(), eager=False)
+    start = time.perf_counter()
+    await engine.run_until_idle()
+    wall = time.perf_counter() - start
+    async with store.read() as session:
+        lanes = await runs.run_lanes(session, run.id or 0)
+    await store.close()
+    passed = sum(1 for lane in lanes if lane.state is LaneStatus.PASSED and lane.attempt == 1)
+    return wall, passed
+
+
+def main() -> int:
+    """Alternate xargs and the engine ROUNDS times and keep each one's best wall: a busy host slows
+    either side now and then, and the ratio should not be the noise of one unlucky round."""
+    lanes = TASKS * len(LANES)
+    xargs_walls: list[float] = []
+    engine_walls: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="csb-dispatch-bench-") as tmp:
+        root = Path(tmp)
+        repo, harbor = make_checkout(root)
+        for round_no in range(ROUNDS):
+            xargs_walls.append(run_xargs(repo, harbor))
+            written = len(list((repo / "runs").rglob("result.json")))
+            shutil.rmtree(repo / "runs")
+            wall, passed = asyncio.run(run_engine(root, repo, harbor, db=f"bench-{round_no}.db"))
+            engine_walls.append(wall)
+            shutil.rmtree(repo / "runs")
+            if passed != lanes or written != lanes:
+                print(
+                    f"error: engine passed {passed}, xargs wrote {written}, of {lanes} lanes", file=sys.stderr
+                )
+                return 1
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"engine wall: {min(engine_walls):.3f} s (rounds: {', '.join(f'{w:.2f}' for w in engine_walls)})")
+    print(f"xargs wall: {min(xargs_walls):.3f} s (rounds: {', '.join(f'{w:.2f}' for w in xargs_walls)})")
+    print(f"bot peak RSS: {peak_mb:.1f} MB")
+    print(f"lanes={lanes}")
+    print(f"ratio={min(engine_walls) / min(xargs_walls):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""Move an earlier attempt's files out of the lane's jobs dir before the lane starts again.
+
+The trial result of a failed attempt (a rate limit, say) must not be read as the retry's result, and
+its log must not colour the retry's classification. They are kept, next to the lane folders, under
+`<run dir>/retried/<task>.<lane config>.attempt<N>/`, where neither the bot nor CSB's result search
+(`…/<lane config>/…/result.json`) looks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+RETRIED_DIR = "retried"
+_TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
+_HARBOR_NAME_LIMIT = 32
+
+
+def retire_attempt(repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int) -> Path | None:
+    """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing."""
+    jobs = repo / jobs_dir
+    moved = [job for job in _job_dirs(jobs) if _belongs(job, task_id)]
+    log_file = repo / log_path
+    if not moved and not log_file.is_file():
+        return None
+    dest = jobs.parent / RETRIED_DIR / f"{task_id}.{jobs.name}.attempt{attempt}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for job in moved:
+        shutil.move(job, dest / job.name)
+    if log_file.is_file():
+        shutil.move(log_file, dest / log_file.name)
+    return dest
+
+
+def _job_dirs(jobs: Path) -> list[Path]:
+    """Harbor's job dirs: folders with a job config.json or a trial folder (not the MCP `tasks/` copies)."""
+    if not jobs.is_dir():
+        return []
+    return [child for child in jobs.iterdir() if child.is_dir() and _is_job(child)]
+
+
+def _is_job(folder: Path) -> bool:
+    if (folder / "config.json").is_file():
+        return True
+    return any(t.is_dir() and _TRIAL_FOLDER.match(t.name) for t in folder.iterdir())
+
+
+def _belongs(job: Path, task_id: str) -> bool:
+    """Whether a job ran `task_id`: its config.json names the task path; else the trial folder's name."""
+    try:
+        config = json.loads((job / "config.json").read_text())
+        return bool(Path(config["tasks"][0]["path"]).name == task_id)
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        pass
+    cut = task_id[:_HARBOR_NAME_LIMIT]
+    names = {task_id, cut, cut.rstrip("_-")}
+    return any(
+        t.is_dir() and _TRIAL_FOLDER.match(t.name) and t.name.rsplit("__", 1)[0] in names
+        for t in job.iterdir()
+    )

@@ -1,0 +1,67 @@
+"""Close runs with nothing left to do: finished when every lane ended, cancelled when a stop is done.
+
+Each close is a guarded transition, so the final report is queued exactly once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.engine.settle import status_target
+from bot.store import audit, lanes, outbox, requests, runs
+from bot.store.models import OutboxKind, Run, RunState
+
+_STOPPING = (RunState.DRAINING, RunState.CANCELLING)
+
+
+def summary_target(run_id: int) -> str:
+    return f"summary:{run_id}"
+
+
+async def close_runs(session: AsyncSession, now: datetime) -> int:
+    """Close every run with nothing left to do, in the caller's transaction; returns how many."""
+    closed = 0
+    for run in await runs.closable_runs(session):
+        closed += await close_run(session, run, now)
+    return closed
+
+
+async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
+    assert run.id is not None
+    if run.state in _STOPPING:
+        if await lanes.has_running_lanes(session, run.id):
+            return 0
+        await lanes.cancel_queued_lanes(session, run.id, now, reason=f"not started: the run was {run.state}")
+        to, action = RunState.CANCELLED, "drained" if run.state is RunState.DRAINING else "cancelled"
+    else:
+        if await lanes.has_unfinished_lanes(session, run.id):
+            return 0
+        to, action = RunState.FINISHED, "finished"
+    if not await runs.move_run(session, run.id, from_states=[run.state], to=to, finished_at=now):
+        return 0
+    await announce_close(session, run, action, now)
+    return 1
+
+
+async def announce_close(session: AsyncSession, run: Run, action: str, now: datetime) -> None:
+    """Audit the close and queue the final status and report."""
+    assert run.id is not None
+    request = await requests.get_request(session, run.request_id)
+    assert request is not None
+    await audit.record(
+        session,
+        request_id=run.request_id,
+        run_id=run.id,
+        action=action,
+        actor="csb-bot",
+        at=now,
+        spec_hash=request.spec_hash,
+    )
+    await outbox.enqueue(
+        session, kind=OutboxKind.STATUS, target=status_target(run.id), now=now, run_id=run.id
+    )
+    await outbox.enqueue(
+        session, kind=OutboxKind.SUMMARY, target=summary_target(run.id), now=now, run_id=run.id
+    )

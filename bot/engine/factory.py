@@ -1,0 +1,30 @@
+"""Build the engine from its parts: one executor, one lease, one account pool per bot process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.domain.clock import Clock
+from bot.engine.accounts import account_pool
+from bot.engine.dispatch import Dispatcher, LaunchConfig
+from bot.engine.engine import Engine
+from bot.engine.executor import LocalExecutor
+from bot.engine.lease import LeaseKeeper
+from bot.engine.reconcile import Reconciler
+from bot.engine.watch import Watcher
+from bot.settings import EngineConfig
+from bot.store.db import Store
+
+
+def build_engine(
+    store: Store, launch: LaunchConfig, config: EngineConfig, clock: Clock, *, eager: bool = True
+) -> Engine:
+    """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves)."""
+    home = launch.base_env.get("HOME") or str(Path.home())
+    pool = account_pool(config, home)
+    executor = LocalExecutor()
+    lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
+    dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant)
+    watcher = Watcher(store, executor, launch.repo, clock, config)
+    reconciler = Reconciler(store, executor, launch.repo, lease.claimant.host, clock)
+    return Engine(store, clock, dispatcher, watcher, reconciler, lease, executor, eager=eager)

@@ -1,0 +1,66 @@
+"""Where to look for a lane's trial result without walking every job of the run each time.
+
+All tasks of one lane config share a jobs dir, which holds one Harbor job dir per lane start: a run of
+264 tasks has 264 of them. Walking them all for every ended lane costs O(tasks²); instead each jobs
+dir's job folders are listed once and remembered with the trial folders they hold, and a lane is
+judged inside its own job dir. When that is not unambiguous, the whole jobs dir is searched as before.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_TRIAL_FOLDER = re.compile(r"(.+)__[A-Za-z0-9]{7}$")
+_HARBOR_NAME_LIMIT = 32
+
+
+class JobIndex:
+    """Per jobs dir: job folder name → the task-name prefixes of the trial folders inside it."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[Path, dict[str, frozenset[str]]] = {}
+        self._fresh: set[Path] = set()
+
+    def new_batch(self) -> None:
+        """Lanes judged together share one listing of each jobs dir."""
+        self._fresh.clear()
+
+    def search_root(self, jobs_dir: Path, task_id: str) -> Path:
+        """The one job dir holding a trial of `task_id`, else `jobs_dir` itself (searched whole)."""
+        if jobs_dir not in self._fresh:
+            self._refresh(jobs_dir)
+            self._fresh.add(jobs_dir)
+        known = self._jobs.get(jobs_dir, {})
+        names = _trial_names(task_id)
+        matches = [job for job, prefixes in known.items() if prefixes & names]
+        return jobs_dir / matches[0] if len(matches) == 1 else jobs_dir
+
+    def _refresh(self, jobs_dir: Path) -> dict[str, frozenset[str]]:
+        """List the jobs dir (one call); look inside only job folders not seen with a trial before."""
+        try:
+            entries = {entry.name for entry in os.scandir(jobs_dir) if entry.is_dir()}
+        except OSError:
+            return {}
+        known = {name: prefixes for name, prefixes in self._jobs.get(jobs_dir, {}).items() if name in entries}
+        for name in entries - known.keys():
+            prefixes = _trial_prefixes(jobs_dir / name)
+            if prefixes:
+                known[name] = prefixes  # a job folder without a trial yet is looked at again next time
+        self._jobs[jobs_dir] = known
+        return known
+
+
+def _trial_prefixes(job_dir: Path) -> frozenset[str]:
+    try:
+        names = [entry.name for entry in os.scandir(job_dir) if entry.is_dir()]
+    except OSError:
+        return frozenset()
+    return frozenset(match.group(1) for name in names if (match := _TRIAL_FOLDER.match(name)))
+
+
+def _trial_names(task_id: str) -> frozenset[str]:
+    """What Harbor may call the trial folder of `task_id` (cut to 32 characters; newer: `_-` stripped)."""
+    cut = task_id[:_HARBOR_NAME_LIMIT]
+    return frozenset({task_id, cut, cut.rstrip("_-")})

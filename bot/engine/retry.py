@@ -1,0 +1,40 @@
+"""What happens to a lane attempt that ended: retried, finished, or recorded as stopped."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from bot.domain.outcome import LaneStatus, TrialOutcome
+
+STOP_TIMEOUT = "timeout"
+STOP_CANCEL = "cancel"
+
+_RATE_LIMIT = re.compile(r"rate[ _-]?limit|(?<![\d.])429(?!\d)|overloaded", re.I)
+
+
+def backoff(failures: int, *, base: float, cap: float) -> timedelta:
+    """Capped exponential backoff before retry number `failures` (base, 2×base, 4×base … cap)."""
+    return timedelta(seconds=min(cap, base * 2 ** max(0, failures - 1)))
+
+
+def is_rate_limit(outcome: TrialOutcome) -> bool:
+    """An infrastructure failure caused by the account's API limits: the account should rest."""
+    return outcome.infra and bool(_RATE_LIMIT.search(outcome.reason or ""))
+
+
+def is_real_result(outcome: TrialOutcome) -> bool:
+    """A trial that ran to a verdict, which a stop arriving late does not overrule."""
+    if outcome.status in (LaneStatus.PASSED, LaneStatus.FAILED):
+        return True
+    return outcome.status is LaneStatus.ERRORED and not outcome.infra
+
+
+def stopped_outcome(stop_kind: str | None, outcome: TrialOutcome, timeout_sec: int) -> TrialOutcome:
+    """A lane the engine stopped ends `timeout` or `cancelled`, unless Harbor still wrote a verdict."""
+    if stop_kind is None or is_real_result(outcome):
+        return outcome
+    if stop_kind == STOP_TIMEOUT:
+        limit = timedelta(seconds=timeout_sec)
+        return TrialOutcome(status=LaneStatus.TIMEOUT, reason=f"stopped: no result within {limit}")
+    return TrialOutcome(status=LaneStatus.CANCELLED, reason="stopped: the run was cancelled")

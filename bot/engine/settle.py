@@ -1,0 +1,170 @@
+"""Settle ended lane attempts in the caller's transaction: retry them, or record their final status.
+
+Infrastructure failures are retried with capped exponential backoff, up to the retry limit, while the
+run may still start lanes; task outcomes (`failed`, task errors, timeouts) are final. A run whose
+infrastructure failure rate passes the threshold is paused, and says so in its thread.
+
+Decisions are pure (`decide`); `apply` writes a whole batch, the final statuses in one statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.engine.retry import backoff, is_rate_limit, stopped_outcome
+from bot.settings import EngineConfig
+from bot.store import accounts, lanes, outbox, runs
+from bot.store.lanes import LaneEnd
+from bot.store.models import Lane, OutboxKind, Run, RunState
+
+# A run in these states may retry a lane; draining and cancelling runs start nothing new.
+RETRYING_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
+
+
+def status_target(run_id: int) -> str:
+    return f"status:{run_id}"
+
+
+def notice_target(run_id: int, what: str, at: datetime) -> str:
+    return f"notice:{run_id}:{what}:{at.isoformat()}"
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What becomes of one ended attempt: its final outcome, or a retry at `retry_at`."""
+
+    lane: Lane
+    outcome: TrialOutcome
+    exit_code: int | None
+    retry_at: datetime | None = None
+    retry_reason: str | None = None
+
+
+def decide(
+    lane: Lane,
+    run_state: RunState,
+    outcome: TrialOutcome,
+    *,
+    exit_code: int | None,
+    now: datetime,
+    config: EngineConfig,
+) -> Ending:
+    outcome = stopped_outcome(lane.stop_kind, outcome, lane.timeout_sec)
+    retry = (
+        outcome.infra
+        and lane.stop_kind is None
+        and run_state in RETRYING_STATES
+        and lane.infra_failures < config.retry_limit
+    )
+    if retry:
+        failures = lane.infra_failures + 1
+        wait = backoff(failures, base=config.retry_backoff_sec, cap=config.retry_backoff_cap_sec)
+        reason = f"retry {failures}/{config.retry_limit} after: {outcome.reason}"
+        return Ending(lane, outcome, exit_code, retry_at=now + wait, retry_reason=reason)
+    if outcome.infra and lane.infra_failures:
+        outcome = outcome.model_copy(
+            update={"reason": f"{outcome.reason} (after {lane.infra_failures} retries)"}
+        )
+    return Ending(lane, outcome, exit_code)
+
+
+async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime, config: EngineConfig) -> int:
+    """Write a batch of endings (each guarded on the lane still running); returns how many moved."""
+    finals = [ending for ending in endings if ending.retry_at is None]
+    moved = await lanes.finish_lanes(
+        session, [LaneEnd(e.lane.id or 0, e.outcome, e.exit_code) for e in finals], now=now
+    )
+    settled = list(finals) if moved == len(finals) else await _still_final(session, finals)
+    for ending in endings:
+        if ending.retry_at is not None and await lanes.requeue_lane(
+            session, ending.lane.id or 0, not_before=ending.retry_at, reason=ending.retry_reason, infra=True
+        ):
+            settled.append(ending)
+    for ending in settled:
+        if ending.lane.account and is_rate_limit(ending.outcome):
+            rest = timedelta(seconds=config.rate_limit_rest_sec)
+            reason = ending.outcome.reason or "rate limit"
+            await accounts.rest(session, ending.lane.account, now + rest, reason=reason)
+    await _per_run(session, settled, now, config)
+    return len(settled)
+
+
+async def settle(
+    session: AsyncSession,
+    lane: Lane,
+    run_state: RunState,
+    outcome: TrialOutcome,
+    *,
+    exit_code: int | None,
+    now: datetime,
+    config: EngineConfig,
+) -> bool:
+    """One lane alone; False when it was no longer running (someone settled it already)."""
+    ending = decide(lane, run_state, outcome, exit_code=exit_code, now=now, config=config)
+    return await apply(session, [ending], now, config) == 1
+
+
+async def _still_final(session: AsyncSession, finals: list[Ending]) -> list[Ending]:
+    """After a batch moved fewer rows than expected: the endings whose lane now shows their status."""
+    ids = {ending.lane.id for ending in finals}
+    rows = await session.execute(select(Lane.id, Lane.state).where(Lane.id.in_(ids)))
+    states = dict(rows.all())
+    return [ending for ending in finals if states.get(ending.lane.id) == ending.outcome.status]
+
+
+async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, config: EngineConfig) -> None:
+    """Per run, once per batch: count the attempts, redraw the status, and pause a failing run."""
+    for run_id in sorted({ending.lane.run_id for ending in settled}):
+        ran = [e for e in settled if e.lane.run_id == run_id and e.outcome.status is not LaneStatus.CANCELLED]
+        infra = sum(1 for ending in ran if ending.outcome.infra)
+        if ran:
+            await runs.count_attempts(session, run_id, attempts=len(ran), infra=infra)
+        await outbox.enqueue(
+            session, kind=OutboxKind.STATUS, target=status_target(run_id), now=now, run_id=run_id
+        )
+        if infra:
+            await pause_if_failing(session, run_id, now, config)
+
+
+async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, config: EngineConfig) -> bool:
+    """Pause a running run whose infrastructure failure rate passed the threshold; True if it did."""
+    row = (
+        await session.execute(
+            select(Run.state, Run.attempts_done, Run.infra_failures).where(Run.id == run_id)
+        )
+    ).one_or_none()
+    if row is None:
+        return False
+    state, attempts, failures = row
+    if state is not RunState.RUNNING or attempts < config.infra_pause_min_attempts:
+        return False
+    if failures / attempts <= config.infra_pause_rate:
+        return False
+    reason = f"{failures} of {attempts} lane attempts failed on infrastructure"
+    if not await runs.move_run(
+        session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
+    ):
+        return False
+    text = (
+        f":pause_button: Run #{run_id} is paused: {reason} (threshold "
+        f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts. "
+        f"Check the accounts and Daytona, then cancel it or ask an operator to resume it."
+    )
+    await outbox.enqueue(
+        session,
+        kind=OutboxKind.NOTICE,
+        target=notice_target(run_id, "paused", now),
+        now=now,
+        run_id=run_id,
+        text=text,
+    )
+    await outbox.enqueue(
+        session, kind=OutboxKind.STATUS, target=status_target(run_id), now=now, run_id=run_id
+    )
+    return True

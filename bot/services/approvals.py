@@ -1,0 +1,319 @@
+"""The approval gate's decisions: approve (N of M, re-checked and pinned), reject, expire, remind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.domain.clock import Clock
+from bot.domain.errors import CsbBotError
+from bot.domain.policy import (
+    Actor,
+    PolicyConfig,
+    approvals_needed,
+    may_approve,
+    may_control,
+    reminder_due,
+)
+from bot.domain.spec import Category, RunSpec
+from bot.services.checks import CheckRunner, RequestChecks
+from bot.services.requests import RunRequestService, card_target
+from bot.services.run_plan import plan_run
+from bot.settings import EngineConfig
+from bot.store import approvals, audit, outbox, requests, runs
+from bot.store.db import Store
+from bot.store.models import OutboxKind, RequestState, RunRequest
+
+
+class Outcome(StrEnum):
+    LAUNCHED = "launched"  # the last approval needed: the run is queued
+    RECORDED = "recorded"  # an approval counted, more are needed
+    REJECTED = "rejected"
+    REFUSED = "refused"  # nothing changed; `message` says why
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: Outcome
+    message: str | None = None
+
+
+class ApprovalService:
+    def __init__(
+        self,
+        store: Store,
+        requests_service: RunRequestService,
+        checks: CheckRunner,
+        policy: PolicyConfig,
+        engine_config: EngineConfig,
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._requests = requests_service
+        self._checks = checks
+        self._policy = policy
+        self._engine = engine_config
+        self._clock = clock
+
+    async def approve(self, request_id: int, actor: Actor) -> Decision:
+        request = await self._requests.load(request_id)
+        refusal = await self._refusal(request, actor)
+        if refusal:
+            return Decision(Outcome.REFUSED, refusal)
+        async with self._store.read() as session:
+            done = await approvals.approvers(session, request_id, request.revision)
+        if len(done) + 1 >= approvals_needed(self._policy, _category(request)):
+            refusal = await self._recheck(request)
+            if refusal:
+                return Decision(Outcome.REFUSED, refusal)
+        return await self._record_approval(request, actor)
+
+    async def _refusal(self, request: RunRequest, actor: Actor) -> str | None:
+        """Why this click changes nothing, read from the database at click time; None when it may count."""
+        if request.state is not RequestState.PENDING:
+            return _already_decided(request)
+        if request.expires_at and self._clock.now() >= request.expires_at:
+            await self.expire_due()
+            return f"Request #{request.id} has expired and can no longer be approved; request it again."
+        checks = RequestChecks.model_validate_json(request.checks_json)
+        async with self._store.read() as session:
+            done = set(await approvals.approvers(session, request.id or 0, request.revision))
+        if actor.user_id in done:
+            return f"You already approved request #{request.id}; it needs another approver."
+        verdict = may_approve(
+            self._policy, _category(request), actor, request.requester, done, checks.unpaired_override
+        )
+        if not verdict.allowed:
+            return verdict.reason
+        if checks.blocking_reasons:
+            return "Approve is refused: " + "; ".join(checks.blocking_reasons)
+        return None
+
+    async def _recheck(self, request: RunRequest) -> str | None:
+        """Before the deciding approval: resolve again (pinning) and re-run the checks."""
+        assert request.id is not None
+        approved = RunSpec.model_validate_json(request.spec_json)
+        try:
+            spec = await self._requests.resolve(approved.params)
+        except CsbBotError as exc:
+            return f"The request no longer resolves in the CSB checkout: {exc}"
+        if spec.spec_hash() != request.spec_hash:
+            return await self._void_for_drift(request)
+        checks = await self._checks.run(spec)
+        async with self._store.write() as session:
+            await requests.set_checks(session, request.id, request.revision, checks.model_dump_json())
+            await outbox.enqueue(
+                session,
+                kind=OutboxKind.CARD,
+                target=card_target(request.id),
+                now=self._clock.now(),
+                request_id=request.id,
+            )
+        if checks.blocking_reasons:
+            return "Approve is refused by the preflight re-run: " + "; ".join(checks.blocking_reasons)
+        return None
+
+    async def _void_for_drift(self, request: RunRequest) -> str:
+        assert request.id is not None
+        now = self._clock.now()
+        note = "The suite file or task folders changed since this was requested: approvals are void."
+        async with self._store.write() as session:
+            await requests.decide(
+                session,
+                request.id,
+                to=RequestState.REJECTED,
+                actor="csb-bot",
+                now=now,
+                revision=request.revision,
+                reason=f"{note} Request it again to run the current tasks.",
+            )
+            await audit.record(
+                session,
+                request_id=request.id,
+                action="voided",
+                actor="csb-bot",
+                at=now,
+                spec_hash=request.spec_hash,
+                revision=request.revision,
+                reason="spec drift",
+            )
+            await outbox.enqueue(
+                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
+            )
+        return note
+
+    async def _record_approval(self, request: RunRequest, actor: Actor) -> Decision:
+        assert request.id is not None
+        now = self._clock.now()
+        needed = approvals_needed(self._policy, _category(request))
+        override = RequestChecks.model_validate_json(request.checks_json).unpaired_override
+        async with self._store.write() as session:
+            current = await requests.get_request(session, request.id)
+            assert current is not None
+            if current.state is not RequestState.PENDING:
+                return Decision(Outcome.REFUSED, _already_decided(current))
+            if current.revision != request.revision:
+                return Decision(
+                    Outcome.REFUSED, f"Request #{request.id} was edited meanwhile; look at it again."
+                )
+            if not await approvals.add_approval(session, request.id, request.revision, actor.user_id, now):
+                return Decision(Outcome.REFUSED, f"You already approved request #{request.id}.")
+            count = len(await approvals.approvers(session, request.id, request.revision))
+            await audit.record(
+                session,
+                request_id=request.id,
+                action="approval",
+                actor=actor.user_id,
+                at=now,
+                spec_hash=request.spec_hash,
+                revision=request.revision,
+                reason=f"{count} of {needed}" + ("; unpaired override" if override else ""),
+            )
+            if count >= needed:
+                await self._queue_run(session, request, actor.user_id, now)
+            await outbox.enqueue(
+                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
+            )
+        return Decision(Outcome.LAUNCHED if count >= needed else Outcome.RECORDED)
+
+    async def _queue_run(self, session: AsyncSession, request: RunRequest, actor: str, now: datetime) -> None:
+        """The deciding approval: approved and queued in one transaction, so no approval lacks its run."""
+        assert request.id is not None
+        if not await requests.decide(
+            session, request.id, to=RequestState.APPROVED, actor=actor, now=now, revision=request.revision
+        ):
+            return
+        spec = RunSpec.model_validate_json(request.spec_json)
+        run, lanes = plan_run(
+            spec,
+            request.id,
+            now,
+            timeout_multiplier=self._engine.timeout_multiplier,
+            default_timeout_sec=self._engine.default_lane_timeout_sec,
+        )
+        await runs.create_run(session, run, lanes)
+        await audit.record(
+            session,
+            request_id=request.id,
+            run_id=run.id,
+            action="approved",
+            actor=actor,
+            at=now,
+            spec_hash=request.spec_hash,
+            revision=request.revision,
+        )
+
+    async def reject(self, request_id: int, revision: int, actor: Actor, reason: str) -> Decision:
+        request = await self._requests.load(request_id)
+        if request.state is not RequestState.PENDING:
+            return Decision(Outcome.REFUSED, f"Request #{request_id} was already {request.state.value}.")
+        verdict = may_control(self._policy, _category(request), actor, request.requester, action="reject")
+        if not verdict.allowed:
+            return Decision(Outcome.REFUSED, verdict.reason)
+        now = self._clock.now()
+        async with self._store.write() as session:
+            if not await requests.decide(
+                session,
+                request_id,
+                to=RequestState.REJECTED,
+                actor=actor.user_id,
+                now=now,
+                revision=revision,
+                reason=reason,
+            ):
+                return Decision(
+                    Outcome.REFUSED, f"Request #{request_id} changed meanwhile; nothing was rejected."
+                )
+            await audit.record(
+                session,
+                request_id=request_id,
+                action="rejected",
+                actor=actor.user_id,
+                at=now,
+                spec_hash=request.spec_hash,
+                revision=revision,
+                reason=reason,
+            )
+            await outbox.enqueue(
+                session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
+            )
+        return Decision(Outcome.REJECTED)
+
+    async def expire_due(self) -> int:
+        """Pending requests past their expiry become EXPIRED; never auto-approved. Returns how many."""
+        now = self._clock.now()
+        expired = 0
+        async with self._store.write() as session:
+            for request in await requests.pending_due(session, now):
+                assert request.id is not None
+                if not await requests.decide(
+                    session,
+                    request.id,
+                    to=RequestState.EXPIRED,
+                    actor="csb-bot",
+                    now=now,
+                    revision=request.revision,
+                    reason="no decision before the expiry",
+                ):
+                    continue
+                expired += 1
+                await audit.record(
+                    session,
+                    request_id=request.id,
+                    action="expired",
+                    actor="csb-bot",
+                    at=now,
+                    spec_hash=request.spec_hash,
+                    revision=request.revision,
+                )
+                await outbox.enqueue(
+                    session,
+                    kind=OutboxKind.CARD,
+                    target=card_target(request.id),
+                    now=now,
+                    request_id=request.id,
+                )
+        return expired
+
+    async def remind_due(self) -> int:
+        """One reminder per pending request, in its thread, once it has waited the policy's time."""
+        now = self._clock.now()
+        reminded = 0
+        async with self._store.write() as session:
+            for request in await requests.pending(session):
+                assert request.id is not None
+                category = _category(request)
+                if not reminder_due(request.created_at, request.reminded_at, now, self._policy, category):
+                    continue
+                await requests.mark_reminded(session, request.id, now)
+                reminded += 1
+                await outbox.enqueue(
+                    session,
+                    kind=OutboxKind.NOTICE,
+                    target=f"remind:{request.id}",
+                    now=now,
+                    request_id=request.id,
+                    text=f"Request #{request.id} is still waiting for approval. "
+                    f"{approver_hint(self._policy, category)}",
+                )
+        return reminded
+
+
+def _category(request: RunRequest) -> Category:
+    return Category(request.category)
+
+
+def approver_hint(policy: PolicyConfig, category: Category) -> str:
+    approvers = policy.for_category(category).approvers
+    if approvers.anyone:
+        return "Anyone in the channel may approve it."
+    names = [f"<@{u}>" for u in approvers.users] + [f"<!subteam^{g}>" for g in approvers.usergroups]
+    return f"Approvers: {', '.join(names)}." if names else "No approver is configured for this category."
+
+
+def _already_decided(request: RunRequest) -> str:
+    by = f" by <@{request.decided_by}>" if request.decided_by and request.decided_by != "csb-bot" else ""
+    return f"Request #{request.id} was already {request.state.value}{by}; your click changed nothing."

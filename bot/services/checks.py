@@ -1,0 +1,73 @@
+"""The checks shown on an approval card: CSB preflight and the pairing guard. Blocking ones refuse Approve."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.csb.counterparts import missing_counterparts
+from bot.csb.preflight import run_preflight
+from bot.domain.spec import RunSpec
+
+MISSING_SHOWN = 10
+
+
+class CheckLine(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    ok: bool
+    blocking: bool
+    message: str
+
+
+class RequestChecks(BaseModel):
+    """Stored on the request as JSON and rendered on its card."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lines: tuple[CheckLine, ...] = ()
+    missing_counterparts: tuple[str, ...] = ()
+    unpaired_override: bool = False
+    recommended_parallel: int | None = None
+
+    @property
+    def unpaired_refused(self) -> bool:
+        return bool(self.missing_counterparts) and not self.unpaired_override
+
+    @property
+    def blocking_reasons(self) -> list[str]:
+        reasons = [line.message for line in self.lines if line.blocking]
+        if self.unpaired_refused:
+            reasons.append(
+                f"{len(self.missing_counterparts)} task(s) have no clean counterpart result for a "
+                "single-lane run (pass `--allow-unpaired` to override, which needs an override approver)"
+            )
+        return reasons
+
+
+class CheckRunner:
+    """Runs the checks off the event loop: they read result files and may start CSB's preflight scripts."""
+
+    def __init__(self, repo: Path, env: Mapping[str, str], *, daytona: bool) -> None:
+        self._repo = repo
+        self._env = env
+        self._daytona = daytona
+
+    async def run(self, spec: RunSpec) -> RequestChecks:
+        report, missing = await asyncio.gather(
+            asyncio.to_thread(run_preflight, self._repo, spec, self._env, daytona=self._daytona),
+            asyncio.to_thread(missing_counterparts, self._repo, spec),
+        )
+        lines = tuple(
+            CheckLine(name=f.check, ok=f.ok, blocking=f.blocking, message=f.message) for f in report.findings
+        )
+        return RequestChecks(
+            lines=lines,
+            missing_counterparts=tuple(missing),
+            unpaired_override=spec.params.allow_unpaired,
+            recommended_parallel=report.recommended_parallel,
+        )

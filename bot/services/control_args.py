@@ -1,0 +1,67 @@
+"""The words of `/csb cancel` and `/csb rerun`: parsed once, with the valid values in every error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.domain.errors import UserInputError
+from bot.domain.outcome import LaneStatus
+
+RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
+RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout]"
+
+
+@dataclass(frozen=True)
+class CancelArgs:
+    run_id: int
+    drain: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class RerunArgs:
+    run_id: int
+    only: frozenset[LaneStatus]
+
+
+def parse_cancel_args(text: str) -> CancelArgs:
+    """`<run> [--drain] <reason…>`: the reason is required and recorded."""
+    words = text.split()
+    drain = any(word.lstrip("-—") == "drain" and word.startswith(("-", "—")) for word in words)
+    rest = [word for word in words if not (word.startswith(("-", "—")) and word.lstrip("-—") == "drain")]
+    if not rest:
+        raise UserInputError("which run? give its number", hint=CANCEL_USAGE)
+    run_id = parse_run_id(rest[0], CANCEL_USAGE)
+    reason = " ".join(rest[1:])
+    if not reason:
+        raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
+    return CancelArgs(run_id=run_id, drain=drain, reason=reason)
+
+
+def parse_rerun_args(text: str) -> RerunArgs:
+    """`<run> [--only failed,errored,timeout]`; all three when --only is not given."""
+    words = text.replace("=", " ").split()
+    if not words:
+        raise UserInputError("which run? give its number", hint=RERUN_USAGE)
+    run_id = parse_run_id(words[0], RERUN_USAGE)
+    rest = words[1:]
+    if not rest:
+        return RerunArgs(run_id=run_id, only=frozenset(RERUNNABLE))
+    if len(rest) != 2 or rest[0].lstrip("-—") != "only":
+        raise UserInputError(f"unexpected `{' '.join(rest)[:40]}`", hint=RERUN_USAGE)
+    valid = {status.value: status for status in RERUNNABLE}
+    picked = [part.strip().lower() for part in rest[1].split(",") if part.strip()]
+    wrong = [part for part in picked if part not in valid]
+    if wrong or not picked:
+        raise UserInputError(
+            f"`--only` takes {', '.join(valid)} (comma separated); got `{rest[1][:40]}`", hint=RERUN_USAGE
+        )
+    return RerunArgs(run_id=run_id, only=frozenset(valid[part] for part in picked))
+
+
+def parse_run_id(word: str, usage: str) -> int:
+    text = word.lstrip("#")
+    if not text.isdigit():
+        raise UserInputError(f"expected a run number, got `{word[:40]}`", hint=usage)
+    return int(text)

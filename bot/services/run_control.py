@@ -1,0 +1,264 @@
+"""Cancel, drain, resume and rerun failed: who may (policy, checked at click time) and the state changes.
+
+The service only writes rows: the engine sees a cancelling run on its next tick and stops its lanes
+(SIGINT, a grace period, SIGKILL); a draining run starts nothing new and closes when its running lanes
+end. A rerun is a new request through the same approval gate, over a selection file of the tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.domain.clock import Clock
+from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.outcome import LaneStatus
+from bot.domain.policy import Actor, PolicyConfig, may_control
+from bot.domain.spec import Category, RunParams, RunSpec
+from bot.services.control_args import CANCEL_USAGE, RERUNNABLE
+from bot.store import audit, lanes, outbox, requests, runs
+from bot.store.db import Store
+from bot.store.models import Lane, OutboxKind, Run, RunRequest, RunState
+
+_STOPPABLE = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
+
+
+class RequestSubmitter(Protocol):
+    """The request service's two steps a rerun goes through, exactly as `/csb run` does."""
+
+    async def resolve(self, params: RunParams) -> RunSpec: ...
+
+    async def submit(
+        self, spec: RunSpec, *, actor: Actor, channel_id: str, response_url: str | None
+    ) -> int: ...
+
+
+@dataclass(frozen=True)
+class StopTarget:
+    """What the Cancel modal shows about the run it would stop."""
+
+    run_id: int
+    run_dir: str
+    state: RunState
+    running: int
+    queued: int
+
+
+class RunControlService:
+    def __init__(
+        self, store: Store, policy: PolicyConfig, clock: Clock, submitter: RequestSubmitter, repo: Path
+    ) -> None:
+        self._store = store
+        self._policy = policy
+        self._clock = clock
+        self._submitter = submitter
+        self._repo = repo
+
+    async def stop_target(self, run_id: int, actor: Actor) -> StopTarget:
+        """For the Cancel button: refuse before the modal opens when the click could not count."""
+        run, request, lanes = await self._load(run_id)
+        self._authorize(run, request, actor, "cancel or drain")
+        if run.state not in (*_STOPPABLE, RunState.DRAINING):
+            raise UserInputError(f"run #{run_id} is already {run.state.value}; there is nothing to cancel")
+        return StopTarget(
+            run_id=run_id,
+            run_dir=run.run_dir,
+            state=run.state,
+            running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
+            queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),
+        )
+
+    async def cancel(self, run_id: int, actor: Actor, reason: str, *, drain: bool) -> str:
+        """Drain (no new pairs; running lanes finish) or cancel (running lanes are stopped too)."""
+        reason = " ".join(reason.split())
+        if not reason:
+            raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
+        verb, past = ("drain", "drained") if drain else ("cancel", "cancelled")
+        run, request, _ = await self._load(run_id)
+        self._authorize(run, request, actor, verb)
+        now = self._clock.now()
+        async with self._store.write() as session:
+            moved = await runs.move_run(
+                session,
+                run_id,
+                from_states=_STOPPABLE if drain else (*_STOPPABLE, RunState.DRAINING),
+                to=RunState.DRAINING if drain else RunState.CANCELLING,
+                stopped_by=actor.user_id,
+                stop_reason=reason,
+                stop_requested_at=now,
+            )
+            if not moved:
+                current = await runs.get_run(session, run_id)
+                state = current.state.value if current else "gone"
+                raise UserInputError(f"run #{run_id} is already {state}; nothing to {verb}")
+            dropped = await lanes.cancel_queued_lanes(session, run_id, now, reason=f"not started: run {past}")
+            running = await lanes.count_running(session, run_id)
+            await audit.record(
+                session,
+                request_id=run.request_id,
+                run_id=run_id,
+                action=f"{verb} requested",
+                actor=actor.user_id,
+                at=now,
+                spec_hash=request.spec_hash,
+                reason=reason,
+            )
+            text = _stop_text(run_id, actor.user_id, reason, drain, dropped, running)
+            await self._notify(session, run_id, verb, text)
+        return text
+
+    async def resume(self, run_id: int, actor: Actor) -> str:
+        """A paused run starts lanes again, with its infrastructure failure count started afresh."""
+        run, request, _ = await self._load(run_id)
+        self._authorize(run, request, actor, "resume")
+        now = self._clock.now()
+        async with self._store.write() as session:
+            if not await runs.move_run(
+                session,
+                run_id,
+                from_states=[RunState.PAUSED],
+                to=RunState.RUNNING,
+                attempts_done=0,
+                infra_failures=0,
+                paused_reason=None,
+            ):
+                raise UserInputError(f"run #{run_id} is {run.state.value}, not paused")
+            await audit.record(
+                session,
+                request_id=run.request_id,
+                run_id=run_id,
+                action="resumed",
+                actor=actor.user_id,
+                at=now,
+                spec_hash=request.spec_hash,
+            )
+            text = f":arrow_forward: <@{actor.user_id}> resumed run #{run_id}."
+            await self._notify(session, run_id, "resume", text)
+        return text
+
+    async def rerun(
+        self,
+        run_id: int,
+        actor: Actor,
+        *,
+        only: Collection[LaneStatus] = RERUNNABLE,
+        channel_id: str,
+        response_url: str | None,
+    ) -> int:
+        """A new request over the tasks with a lane in `only`, linked to the run; returns its id."""
+        run, request, lanes = await self._load(run_id)
+        self._authorize(run, request, actor, "rerun")
+        if not run.state.is_final:
+            raise UserInputError(
+                f"run #{run_id} is still {run.state.value}; rerun its failures once it has ended"
+            )
+        chosen = _rerun_lanes(lanes, only)
+        if not chosen:
+            kinds = ", ".join(sorted(status.value for status in only))
+            raise UserInputError(f"run #{run_id} has no task with a lane {kinds}; nothing to rerun")
+        selection = await asyncio.to_thread(self._write_selection, run, chosen, only)
+        params = RunSpec.model_validate_json(request.spec_json).params.model_copy(
+            update={"suite": None, "suite_file": None, "selection_file": selection, "dry_run": False}
+        )
+        spec = await self._submitter.resolve(params)
+        new_id = await self._submitter.submit(
+            spec, actor=actor, channel_id=channel_id, response_url=response_url
+        )
+        await self._link(run, request, new_id, actor, len(chosen))
+        return new_id
+
+    async def _link(self, run: Run, request: RunRequest, new_id: int, actor: Actor, tasks: int) -> None:
+        now = self._clock.now()
+        async with self._store.write() as session:
+            await runs.link_rerun(session, new_id, run.id or 0)
+            await audit.record(
+                session,
+                request_id=request.id or 0,
+                run_id=run.id,
+                action="rerun requested",
+                actor=actor.user_id,
+                at=now,
+                spec_hash=request.spec_hash,
+                reason=f"request #{new_id} over {tasks} tasks",
+            )
+
+    def _write_selection(self, run: Run, lanes: list[Lane], only: Collection[LaneStatus]) -> str:
+        """A CSB selection file of the chosen tasks, beside the run's lane folders (CSB can run it too)."""
+        kinds = "-".join(sorted(status.value for status in only))
+        rel = PurePosixPath(lanes[0].jobs_dir).parent / f"rerun_{kinds}.json"
+        entries = [
+            {"task_id": lane.task_id, "benchmark": lane.suite, "task_dir": _task_dir(lane.task_path)}
+            for lane in lanes
+        ]
+        data = {"metadata": {"rerun_of": run.id, "statuses": sorted(status.value for status in only)}}
+        path = self._repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**data, "tasks": entries}, indent=2) + "\n")
+        return rel.as_posix()
+
+    async def _load(self, run_id: int) -> tuple[Run, RunRequest, list[Lane]]:
+        async with self._store.read() as session:
+            run = await runs.get_run(session, run_id)
+            if run is None:
+                raise UserInputError(f"there is no run #{run_id}", hint="/csb status")
+            request = await requests.get_request(session, run.request_id)
+            assert request is not None
+            return run, request, await runs.run_lanes(session, run_id)
+
+    def _authorize(self, run: Run, request: RunRequest, actor: Actor, action: str) -> None:
+        verdict = may_control(self._policy, Category(request.category), actor, request.requester, action)
+        if not verdict.allowed:
+            raise PolicyError(verdict.reason)
+
+    async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:
+        now = self._clock.now()
+        await outbox.enqueue(
+            session,
+            kind=OutboxKind.NOTICE,
+            target=f"notice:{run_id}:{what}:{now.isoformat()}",
+            now=now,
+            run_id=run_id,
+            text=text,
+        )
+        await outbox.enqueue(
+            session,
+            kind=OutboxKind.STATUS,
+            target=f"status:{run_id}",
+            now=now,
+            run_id=run_id,
+        )
+
+
+def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:
+    """One lane per task that had a lane ending in `only`, in the run's task order."""
+    chosen: dict[int, Lane] = {}
+    for lane in lanes:
+        if lane.state in only and lane.pair_index not in chosen:
+            chosen[lane.pair_index] = lane
+    return [chosen[index] for index in sorted(chosen)]
+
+
+def _task_dir(task_path: str) -> str:
+    """A selection file's `task_dir` is relative to `benchmarks/tasks/` (older checkouts: `benchmarks/`)."""
+    for prefix in ("benchmarks/tasks/", "benchmarks/"):
+        if task_path.startswith(prefix):
+            return task_path[len(prefix) :]
+    return task_path
+
+
+def _stop_text(run_id: int, user: str, reason: str, drain: bool, dropped: int, running: int) -> str:
+    if drain:
+        return (
+            f":double_vertical_bar: <@{user}> is draining run #{run_id}: {reason}. No new pairs start "
+            f"({dropped} queued lanes dropped); {running} running lanes finish."
+        )
+    return (
+        f":stop_button: <@{user}> cancelled run #{run_id}: {reason}. {dropped} queued lanes dropped; "
+        f"{running} running lanes are being stopped."
+    )

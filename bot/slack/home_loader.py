@@ -1,0 +1,70 @@
+"""Fill the App Home view model from the database, for one user."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.domain.outcome import LaneStatus
+from bot.domain.policy import Actor, PolicyConfig, may_approve
+from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.slack.render import load_run_card
+from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
+from bot.store import homes, runs
+from bot.store.models import RunRequest, RunState
+
+
+async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, now: datetime) -> HomeView:
+    actor = Actor(user_id=user_id)
+    waiting = [
+        HomeRequest(
+            request_id=request.id or 0,
+            requester=request.requester,
+            summary=_summary(request),
+            can_approve=may_approve(policy, Category(request.category), actor, request.requester).allowed,
+        )
+        for request in await homes.pending_requests(session)
+    ]
+    my_runs = []
+    for request, run in await homes.runs_of(session, user_id):
+        card = await load_run_card(session, run.id or 0, now)
+        if card is not None:
+            label = RunSpec.model_validate_json(request.spec_json).suite_label
+            my_runs.append(HomeRun(run.id or 0, run.state.value, label, card.pairs_done, card.pairs_total))
+    active = await runs.active_runs(session)
+    return HomeView(
+        user_id=user_id,
+        waiting=waiting,
+        my_runs=my_runs,
+        runs_queued=sum(1 for run in active if run.state is RunState.QUEUED),
+        runs_running=sum(1 for run in active if run.state is not RunState.QUEUED),
+        lanes_running=await runs.count_running(session),
+        slots=None,
+        official=[
+            await _result(session, request, run.id or 0)
+            for request, run in await homes.last_finished(session, "official")
+        ],
+    )
+
+
+def _summary(request: RunRequest) -> str:
+    spec = RunSpec.model_validate_json(request.spec_json)
+    return (
+        f"`{spec.params.model}` on `{spec.suite_label}`: {len(spec.tasks)} tasks, "
+        f"`{spec.params.mode.value}`, `{request.category}`"
+    )
+
+
+async def _result(session: AsyncSession, request: RunRequest, run_id: int) -> HomeResult:
+    spec = RunSpec.model_validate_json(request.spec_json)
+    lanes = await runs.run_lanes(session, run_id)
+
+    def rate(role: LaneRole) -> str:
+        mine = [lane for lane in lanes if lane.role == role.value]
+        passed = sum(1 for lane in mine if lane.state is LaneStatus.PASSED)
+        return f"{passed}/{len(mine)} passed" if mine else "—"
+
+    return HomeResult(
+        run_id, spec.suite_label, spec.params.model, rate(LaneRole.BASELINE), rate(LaneRole.MCP)
+    )

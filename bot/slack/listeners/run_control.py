@@ -1,0 +1,135 @@
+"""`Cancel` on the status card (a modal asks how and why) and `Rerun failed` on the final report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.domain.errors import CsbBotError, UserInputError
+from bot.services.control_args import RERUNNABLE
+from bot.services.replies import ReplyService
+from bot.services.run_control import RunControlService
+from bot.slack.directory import Directory
+from bot.slack.errors import describe
+from bot.slack.ids import ActionId, CallbackId
+from bot.slack.inflight import InFlight
+from bot.slack.notifier import Notifier
+from bot.slack.payloads import ButtonClick
+from bot.slack.views.cancel_modal import (
+    MODE_ACTION,
+    MODE_BLOCK,
+    MODE_DRAIN,
+    REASON_ACTION,
+    REASON_BLOCK,
+    cancel_modal,
+)
+
+
+class CancelSubmission(BaseModel):
+    """The Cancel modal's submit: `private_metadata` holds only the run id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    run_id: int
+    drain: bool
+    reason: str
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> CancelSubmission:
+        view = body["view"]
+        run_id = str(view.get("private_metadata", ""))
+        if not run_id.isdigit():
+            raise UserInputError("this form is not valid any more; click Cancel on the run again")
+        values = (view.get("state") or {}).get("values", {})
+        mode = ((values.get(MODE_BLOCK) or {}).get(MODE_ACTION) or {}).get("selected_option") or {}
+        reason = ((values.get(REASON_BLOCK) or {}).get(REASON_ACTION) or {}).get("value") or ""
+        return cls(
+            user_id=body["user"]["id"],
+            run_id=int(run_id),
+            drain=mode.get("value") == MODE_DRAIN,
+            reason=" ".join(str(reason).split()),
+        )
+
+
+class RunControlClicks:
+    """What the buttons and the modal do, each failure turned into words for the clicker."""
+
+    def __init__(
+        self, control: RunControlService, replies: ReplyService, directory: Directory, client: AsyncWebClient
+    ) -> None:
+        self._control = control
+        self._replies = replies
+        self._directory = directory
+        self._client = client
+
+    async def open_cancel(self, click: ButtonClick) -> None:
+        """Authorise at click time, then ask how and why; a refusal names who may."""
+        try:
+            target = await self._control.stop_target(click.row_id, await self._directory.actor(click.user_id))
+            view = cancel_modal(target.run_id, target.run_dir, target.running, target.queued)
+            await self._client.views_open(trigger_id=click.trigger_id or "", view=view.to_dict())
+        except Exception as exc:
+            await self._replies.ephemeral(click.response_url, describe(exc))
+
+    async def validate_cancel(self, form: CancelSubmission) -> dict[str, str] | None:
+        """Errors that keep the modal open (checked before the ack: a quick read); None when it may close."""
+        if len(form.reason) < 3:
+            return {REASON_BLOCK: "Say why the run is stopped (at least 3 characters)."}
+        try:
+            await self._control.stop_target(form.run_id, await self._directory.actor(form.user_id))
+        except CsbBotError as exc:
+            return {REASON_BLOCK: describe(exc)}
+        return None
+
+    async def submit_cancel(self, form: CancelSubmission) -> None:
+        actor = await self._directory.actor(form.user_id)
+        try:
+            await self._control.cancel(form.run_id, actor, form.reason, drain=form.drain)
+        except CsbBotError as exc:  # e.g. the run ended between the check and the submit
+            # A run's id is its request's id (services/run_plan), so the reply lands in the card's channel.
+            await self._replies.ephemeral_in_card(form.run_id, form.user_id, describe(exc))
+
+    async def rerun_failed(self, click: ButtonClick) -> None:
+        """A new request over the run's failed, errored and timed-out tasks; its card is the answer."""
+        try:
+            await self._control.rerun(
+                click.row_id,
+                await self._directory.actor(click.user_id),
+                only=RERUNNABLE,
+                channel_id=click.channel_id or "",
+                response_url=click.response_url,
+            )
+        except Exception as exc:
+            await self._replies.ephemeral(click.response_url, describe(exc))
+
+
+def register(app: AsyncApp, clicks: RunControlClicks, notifier: Notifier, inflight: InFlight) -> None:
+    @app.action(ActionId.CANCEL.value)
+    async def on_cancel(ack: AsyncAck, body: dict[str, Any]) -> None:
+        async with inflight.track():
+            await ack()
+            await clicks.open_cancel(ButtonClick.from_body(body))
+        notifier.kick()
+
+    @app.view(CallbackId.CANCEL.value)
+    async def on_cancel_submit(ack: AsyncAck, body: dict[str, Any]) -> None:
+        async with inflight.track():
+            form = CancelSubmission.from_body(body)
+            errors = await clicks.validate_cancel(form)
+            if errors:
+                await ack(response_action="errors", errors=errors)
+                return
+            await ack()
+            await clicks.submit_cancel(form)
+        notifier.kick()
+
+    @app.action(ActionId.RERUN_FAILED.value)
+    async def on_rerun_failed(ack: AsyncAck, body: dict[str, Any]) -> None:
+        async with inflight.track():
+            await ack()
+            await clicks.rerun_failed(ButtonClick.from_body(body))
+        notifier.kick()

@@ -1,0 +1,50 @@
+"""Which thread milestones a run has reached: started, 25/50/75 %, storms of infrastructure retries.
+
+A pause is announced by the engine itself, once.
+
+Each milestone has a stable key, so the notifier posts it once however often the card is redrawn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.slack.views.run_card import RunCardView
+
+QUARTERS = (25, 50, 75)
+RETRY_STORM_STEP = 5  # a thread note per this many infrastructure failures
+
+
+@dataclass(frozen=True)
+class Milestone:
+    key: str
+    text: str
+
+
+def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
+    found: list[Milestone] = []
+    if run.started_at is not None:
+        found.append(
+            Milestone(f"milestone:{run.run_id}:started", f":arrow_forward: Run #{run.run_id} started.")
+        )
+    for quarter in QUARTERS:
+        # Only while the run is under way: a quarter first seen at the finish is news no more.
+        under_way = run.pairs_done < run.pairs_total and run.state != "finished"
+        if under_way and run.pairs_done * 100 >= quarter * run.pairs_total:
+            found.append(
+                Milestone(
+                    f"milestone:{run.run_id}:{quarter}",
+                    f":bar_chart: Run #{run.run_id} is {quarter} % done "
+                    f"({run.pairs_done}/{run.pairs_total} pairs).",
+                )
+            )
+    storms = infra_failures // RETRY_STORM_STEP
+    if storms:
+        found.append(
+            Milestone(
+                f"milestone:{run.run_id}:infra:{storms}",
+                f":warning: Run #{run.run_id} has had {infra_failures} infrastructure failures; "
+                "they are retried with backoff.",
+            )
+        )
+    return found

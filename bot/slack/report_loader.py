@@ -1,0 +1,63 @@
+"""Gather a finished run for its report: lane rows from the database, usage from the trial files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.csb.results import find_trial_result, trial_usage
+from bot.domain.outcome import LaneStatus
+from bot.domain.spec import LaneRole, Mode, RunSpec
+from bot.domain.stats import LaneResult, PairOutcome
+from bot.slack.views.report import ReportView
+from bot.store.models import Lane, Run, RunRequest
+
+_ABSENT = LaneResult(status=LaneStatus.CANCELLED)  # the lane a single-lane run does not have
+
+
+def build_report_view(repo: Path, run: Run, request: RunRequest, lanes: Sequence[Lane]) -> ReportView:
+    """Blocking (reads result.json files): call it in a thread."""
+    spec = RunSpec.model_validate_json(request.spec_json)
+    pairs: dict[int, dict[str, Lane]] = {}
+    for lane in lanes:
+        pairs.setdefault(lane.pair_index, {})[lane.role] = lane
+    outcomes = [_pair(repo, by_role) for _, by_role in sorted(pairs.items())]
+    single = {Mode.BASELINE_ONLY: LaneRole.BASELINE, Mode.FULL_ONLY: LaneRole.MCP}.get(spec.params.mode)
+    return ReportView(
+        run_id=run.id or 0,
+        run_dir=run.run_dir,
+        title=f"Run #{run.id} finished: {spec.suite_label}",
+        model=spec.params.model,
+        pairs=outcomes,
+        single_lane=single,
+    )
+
+
+def _pair(repo: Path, by_role: dict[str, Lane]) -> PairOutcome:
+    first = next(iter(by_role.values()))
+    return PairOutcome(
+        task_id=first.task_id,
+        suite=first.suite,
+        baseline=_result(repo, by_role.get(LaneRole.BASELINE.value)),
+        mcp=_result(repo, by_role.get(LaneRole.MCP.value)),
+    )
+
+
+def _result(repo: Path, lane: Lane | None) -> LaneResult:
+    if lane is None:
+        return _ABSENT
+    usage: dict[str, int | float] = {}
+    trial = find_trial_result(repo / lane.jobs_dir, lane.task_id)
+    if trial is not None:
+        usage = trial_usage(trial)
+    return LaneResult(
+        status=lane.state,
+        reward=lane.reward,
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        cost_usd=float(usage["cost_usd"]) if "cost_usd" in usage else None,
+    )
+
+
+def _int(value: int | float | None) -> int | None:
+    return None if value is None else int(value)

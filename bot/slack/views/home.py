@@ -1,0 +1,139 @@
+"""The App Home tab: what waits for me, my runs, the queue, and the latest official results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+from slack_sdk.models.views import View
+
+from bot.slack.ids import ActionId
+from bot.slack.views.format import user
+from bot.slack.views.run_card import progress_bar
+
+MAX_BLOCKS = 100  # Slack's limit for a home tab
+
+
+@dataclass(frozen=True)
+class HomeRequest:
+    request_id: int
+    requester: str
+    summary: str  # "`model` on `suite`: N tasks, category"
+    can_approve: bool
+
+
+@dataclass(frozen=True)
+class HomeRun:
+    run_id: int
+    state: str
+    suite_label: str
+    pairs_done: int
+    pairs_total: int
+
+
+@dataclass(frozen=True)
+class HomeResult:
+    run_id: int
+    suite_label: str
+    model: str
+    baseline: str  # "k/n passed"
+    mcp: str
+
+
+@dataclass(frozen=True)
+class HomeView:
+    user_id: str
+    waiting: Sequence[HomeRequest]
+    my_runs: Sequence[HomeRun]
+    runs_queued: int
+    runs_running: int
+    lanes_running: int
+    slots: int | None
+    official: Sequence[HomeResult]
+
+
+def home_tab(home: HomeView) -> View:
+    blocks: list[Block] = [HeaderBlock(text="CodeScaleBench runs")]
+    blocks += _waiting(home.waiting)
+    blocks += [DividerBlock(), *_my_runs(home.my_runs)]
+    blocks += [DividerBlock(), _queue(home)]
+    blocks += [DividerBlock(), *_official(home.official)]
+    return View(type="home", blocks=blocks[:MAX_BLOCKS])
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text[:3000]))
+
+
+def _waiting(waiting: Sequence[HomeRequest]) -> list[Block]:
+    mine = [r for r in waiting if r.can_approve]
+    if not mine:
+        return [_section("*Waiting for your approval*\nNothing right now.")]
+    blocks: list[Block] = [_section(f"*Waiting for your approval* ({len(mine)})")]
+    for request in mine[:15]:
+        blocks.append(_section(f"*#{request.request_id}* by {user(request.requester)}: {request.summary}"))
+        blocks.append(
+            ActionsBlock(
+                block_id=f"home:{request.request_id}",
+                elements=[
+                    ButtonElement(
+                        text="Approve",
+                        action_id=ActionId.APPROVE,
+                        value=str(request.request_id),
+                        style="primary",
+                    ),
+                    ButtonElement(
+                        text="Reject",
+                        action_id=ActionId.REJECT,
+                        value=str(request.request_id),
+                        style="danger",
+                    ),
+                ],
+            )
+        )
+    return blocks
+
+
+def _my_runs(my_runs: Sequence[HomeRun]) -> list[Block]:
+    if not my_runs:
+        return [_section("*Your runs*\nNone yet. `/csb run` in a channel starts one.")]
+    lines = [
+        f"• *#{run.run_id}* `{run.suite_label}` {run.state}: "
+        f"`{progress_bar(run.pairs_done, run.pairs_total, 10)}` {run.pairs_done}/{run.pairs_total} pairs"
+        for run in my_runs
+    ]
+    return [_section("*Your runs*\n" + "\n".join(lines))]
+
+
+def _queue(home: HomeView) -> Block:
+    slots = (
+        f"{home.lanes_running}/{home.slots} slots busy"
+        if home.slots
+        else f"{home.lanes_running} lanes running"
+    )
+    return ContextBlock(
+        elements=[
+            MarkdownTextObject(
+                text=f"*Queue*: {home.runs_queued} queued · {home.runs_running} running · {slots}"
+            )
+        ]
+    )
+
+
+def _official(results: Sequence[HomeResult]) -> list[Block]:
+    if not results:
+        return [_section("*Latest official results*\nNo official run has finished yet.")]
+    lines = [
+        f"• *#{r.run_id}* `{r.suite_label}` `{r.model}`: baseline {r.baseline} · MCP {r.mcp}" for r in results
+    ]
+    return [_section("*Latest official results*\n" + "\n".join(lines))]

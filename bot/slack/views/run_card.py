@@ -1,0 +1,112 @@
+"""The approved card's living part: where the run is, how far it got, and the Cancel button."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, MarkdownTextObject, SectionBlock
+
+from bot.domain.outcome import LaneStatus
+from bot.slack.ids import ActionId
+from bot.slack.views.format import user
+
+BAR_WIDTH = 20
+_COUNTED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+_CANCELLABLE = ("queued", "running", "paused", "draining")
+ROLE_LABEL = {"baseline": "baseline", "mcp": "MCP"}
+
+
+@dataclass(frozen=True)
+class RunCardView:
+    run_id: int
+    state: str
+    pairs_done: int
+    pairs_total: int
+    lanes_running: int
+    lanes_queued: int
+    counts: dict[str, dict[LaneStatus, int]] = field(default_factory=dict)  # role → status → lanes
+    queue_position: int | None = None
+    eta_seconds: float | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    now: datetime | None = None
+    stopped_by: str | None = None
+    stop_reason: str | None = None
+    paused_reason: str | None = None
+
+
+def run_blocks(run: RunCardView) -> list[Block]:
+    lines = [_state_line(run), _progress_line(run)]
+    lines += [_role_line(role, counts) for role, counts in run.counts.items()]
+    timing = _timing(run)
+    if timing:
+        lines.append(timing)
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text="\n".join(lines)))]
+    if run.state in _CANCELLABLE:
+        blocks.append(
+            ActionsBlock(
+                block_id=f"run:{run.run_id}",
+                elements=[
+                    ButtonElement(
+                        text="Cancel", action_id=ActionId.CANCEL, value=str(run.run_id), style="danger"
+                    )
+                ],
+            )
+        )
+    return blocks
+
+
+def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
+    filled = round(width * done / total) if total else 0
+    return "▓" * filled + "░" * (width - filled)
+
+
+def _state_line(run: RunCardView) -> str:
+    if run.state == "queued":
+        where = f" #{run.queue_position} in the queue" if run.queue_position else ""
+        return f":hourglass_flowing_sand: *Queued*{where}"
+    if run.state == "paused":
+        return f":double_vertical_bar: *Paused*: {run.paused_reason or 'too many infrastructure failures'}"
+    if run.state in ("draining", "cancelling", "cancelled"):
+        by = f" by {user(run.stopped_by)}" if run.stopped_by else ""
+        why = f": {run.stop_reason}" if run.stop_reason else ""
+        return f":octagonal_sign: *{run.state.capitalize()}*{by}{why}"
+    if run.state == "finished":
+        return ":checkered_flag: *Finished*; the paired report is in the thread"
+    return ":arrow_forward: *Running*"
+
+
+def _progress_line(run: RunCardView) -> str:
+    bar = progress_bar(run.pairs_done, run.pairs_total)
+    return (
+        f"`{bar}` {run.pairs_done}/{run.pairs_total} pairs done · "
+        f"{run.lanes_running} lanes running · {run.lanes_queued} queued"
+    )
+
+
+def _role_line(role: str, counts: dict[LaneStatus, int]) -> str:
+    parts = ", ".join(f"{counts.get(status, 0)} {status.value}" for status in _COUNTED)
+    return f"*{ROLE_LABEL.get(role, role)}*: {parts}"
+
+
+def _timing(run: RunCardView) -> str | None:
+    parts = []
+    if run.started_at and run.now:
+        elapsed = (run.finished_at or run.now) - run.started_at
+        parts.append(f"elapsed {duration(elapsed)}")
+    if run.eta_seconds is not None and run.state in ("queued", "running", "draining"):
+        what = "starts in" if run.state == "queued" else "ETA"
+        parts.append(f"{what} ~{duration(timedelta(seconds=run.eta_seconds))}")
+    return " · ".join(parts) or None
+
+
+def duration(delta: timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"

@@ -1,0 +1,51 @@
+"""Claude account homes: taken round robin by lanes, rested for a while after a rate limit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import Account
+
+
+async def ensure_accounts(session: AsyncSession, homes: Sequence[str]) -> None:
+    """Add rows for homes seen for the first time; rows of homes that went away are left alone."""
+    known = set((await session.execute(select(Account.home))).scalars())
+    for home in homes:
+        if home not in known:
+            session.add(Account(home=home))
+    await session.flush()
+
+
+async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datetime) -> list[Account]:
+    """The configured homes not resting, next in turn first."""
+    rows = await session.execute(
+        select(Account)
+        .where(
+            Account.home.in_(list(homes)), or_(Account.rested_until.is_(None), Account.rested_until <= now)
+        )
+        .order_by(Account.turn, Account.home)
+    )
+    return list(rows.scalars())
+
+
+async def set_turns(session: AsyncSession, turns: dict[str, int]) -> None:
+    for home, turn in turns.items():
+        await session.execute(update(Account).where(Account.home == home).values(turn=turn))
+
+
+async def rest(session: AsyncSession, home: str, until: datetime, reason: str) -> bool:
+    """Rest an account until `until`; a longer rest already in place is kept."""
+    result = await session.execute(
+        update(Account)
+        .where(Account.home == home, or_(Account.rested_until.is_(None), Account.rested_until < until))
+        .values(rested_until=until, rest_reason=reason)
+    )
+    return result.rowcount == 1
+
+
+async def all_accounts(session: AsyncSession) -> list[Account]:
+    return list((await session.execute(select(Account).order_by(Account.home))).scalars())

@@ -1,0 +1,55 @@
+"""Who has an App Home tab to keep fresh, and the read-only queries that fill it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import HomeViewer, RequestState, Run, RunRequest, RunState
+
+
+async def add_viewer(session: AsyncSession, user_id: str, now: datetime) -> None:
+    viewer = await session.get(HomeViewer, user_id)
+    if viewer is None:
+        session.add(HomeViewer(user_id=user_id, opened_at=now))
+    else:
+        viewer.opened_at = now
+
+
+async def viewers(session: AsyncSession) -> list[str]:
+    rows = await session.execute(select(HomeViewer.user_id).order_by(HomeViewer.user_id))
+    return list(rows.scalars())
+
+
+async def pending_requests(session: AsyncSession, limit: int = 20) -> list[RunRequest]:
+    rows = await session.execute(
+        select(RunRequest)
+        .where(RunRequest.state == RequestState.PENDING)
+        .order_by(RunRequest.id)
+        .limit(limit)
+    )
+    return list(rows.scalars())
+
+
+async def runs_of(session: AsyncSession, user_id: str, limit: int = 10) -> list[tuple[RunRequest, Run]]:
+    rows = await session.execute(
+        select(RunRequest, Run)
+        .join(Run, Run.request_id == RunRequest.id)
+        .where(RunRequest.requester == user_id)
+        .order_by(Run.id.desc())
+        .limit(limit)
+    )
+    return [(request, run) for request, run in rows.all()]
+
+
+async def last_finished(session: AsyncSession, category: str, limit: int = 5) -> list[tuple[RunRequest, Run]]:
+    rows = await session.execute(
+        select(RunRequest, Run)
+        .join(Run, Run.request_id == RunRequest.id)
+        .where(RunRequest.category == category, Run.state == RunState.FINISHED)
+        .order_by(Run.finished_at.desc())
+        .limit(limit)
+    )
+    return [(request, run) for request, run in rows.all()]

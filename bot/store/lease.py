@@ -1,0 +1,80 @@
+"""The timer lease: one row per duty says which bot process runs it, until it expires.
+
+Taking the lease is a guarded UPDATE on the holder seen a moment before, so two processes that both
+find it expired cannot both take it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import Lease
+
+ENGINE_LEASE = "engine"
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """Who asks for the lease: a unique holder id and where its process lives."""
+
+    holder: str
+    host: str
+    pid: int
+
+
+async def get_lease(session: AsyncSession, name: str = ENGINE_LEASE) -> Lease | None:
+    return (await session.execute(select(Lease).where(Lease.name == name))).scalar_one_or_none()
+
+
+async def take(
+    session: AsyncSession,
+    claimant: Claimant,
+    *,
+    now: datetime,
+    ttl: timedelta,
+    slots: int,
+    expected_holder: str | None,
+    name: str = ENGINE_LEASE,
+) -> bool:
+    """Take or renew the lease, if its holder is still `expected_holder` (None: there is no row yet)."""
+    values = {
+        "holder": claimant.holder,
+        "host": claimant.host,
+        "pid": claimant.pid,
+        "expires_at": now + ttl,
+        "renewed_at": now,
+        "slots": slots,
+    }
+    if expected_holder is None:
+        try:
+            async with session.begin_nested():
+                session.add(Lease(name=name, **values))
+        except IntegrityError:
+            return False  # someone else created it first
+        return True
+    result = await session.execute(
+        update(Lease)
+        .where(Lease.name == name, Lease.holder == expected_holder)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+async def release(session: AsyncSession, holder: str, now: datetime, name: str = ENGINE_LEASE) -> bool:
+    """Expire our own lease now, so a successor does not wait out the ttl."""
+    result = await session.execute(
+        update(Lease).where(Lease.name == name, Lease.holder == holder).values(expires_at=now)
+    )
+    return result.rowcount == 1
+
+
+async def holds(session: AsyncSession, holder: str, now: datetime, name: str = ENGINE_LEASE) -> bool:
+    """The fence: state changes that start processes check this in their own transaction."""
+    lease = await get_lease(session, name)
+    return lease is not None and lease.holder == holder and lease.expires_at > now

@@ -1,0 +1,98 @@
+"""Queue position and ETA of a run, for the status card: read-only figures from the lanes table.
+
+The ETA is a rough forecast: the work ahead (queued lanes of runs ahead in the queue, half of every
+running lane) spread over the slot pool, at the mean duration of recently finished lanes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.domain.outcome import LaneStatus
+from bot.store import lease, runs
+from bot.store.models import Lane, Run, RunState
+
+DURATION_SAMPLE = 200  # recent finished lanes the mean duration is taken over
+DEFAULT_SLOTS = 4  # until an engine has published its slot pool in the lease row
+_MEASURED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+
+
+@dataclass(frozen=True)
+class QueueFigures:
+    position: int | None  # 1 = the next run to start; None once the run has started (or ended)
+    start_eta_sec: float | None  # until its first lanes start; 0 once started; None without history
+    finish_eta_sec: float | None  # until its last lane ends; None without history or once ended
+
+
+async def queue_position(session: AsyncSession, run_id: int) -> int | None:
+    """Place among runs not started yet, `official` first, then by approval time."""
+    waiting = await runs.active_runs(session, states=[RunState.QUEUED])
+    ids = [run.id for run in waiting]
+    return ids.index(run_id) + 1 if run_id in ids else None
+
+
+async def eta_seconds(session: AsyncSession, run_id: int, slots: int | None = None) -> float | None:
+    """Seconds until a queued run starts, or until a running one ends; None when it cannot be told."""
+    figures = await queue_figures(session, run_id, slots)
+    return figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
+
+
+async def mean_lane_seconds(session: AsyncSession, sample: int = DURATION_SAMPLE) -> float | None:
+    rows = await session.execute(
+        select(Lane.started_at, Lane.finished_at)
+        .where(Lane.state.in_(list(_MEASURED)), Lane.started_at.is_not(None), Lane.finished_at.is_not(None))
+        .order_by(Lane.finished_at.desc())
+        .limit(sample)
+    )
+    durations = [(end - start).total_seconds() for start, end in rows.all()]
+    return sum(durations) / len(durations) if durations else None
+
+
+async def queue_figures(session: AsyncSession, run_id: int, slots: int | None = None) -> QueueFigures:
+    run = await runs.get_run(session, run_id)
+    if run is None or run.state.is_final:
+        return QueueFigures(position=None, start_eta_sec=None, finish_eta_sec=None)
+    position = await queue_position(session, run_id)
+    mean = await mean_lane_seconds(session)
+    if mean is None:
+        return QueueFigures(position=position, start_eta_sec=None, finish_eta_sec=None)
+    pool = slots or await _published_slots(session)
+    queued, running = await _lane_counts(session)
+    ahead = await _work_ahead(session, run, queued, running)
+    own = queued.get(run_id, 0) + 0.5 * running.get(run_id, 0)
+    start = ahead * mean / pool if position is not None else 0.0
+    finish = start + own * mean / max(1, min(pool, run.parallel))
+    return QueueFigures(position=position, start_eta_sec=start, finish_eta_sec=finish)
+
+
+async def _work_ahead(
+    session: AsyncSession, run: Run, queued: dict[int, int], running: dict[int, int]
+) -> float:
+    """Lane-equivalents that take slots before this run's first lane: runs ahead, and all running lanes."""
+    work = 0.5 * sum(running.values())
+    for other in await runs.active_runs(session, states=runs.STARTABLE_STATES):
+        if other.id == run.id:
+            break
+        work += queued.get(other.id or 0, 0)
+    return work
+
+
+async def _lane_counts(session: AsyncSession) -> tuple[dict[int, int], dict[int, int]]:
+    rows = await session.execute(
+        select(Lane.run_id, Lane.state, func.count())
+        .where(Lane.state.in_([LaneStatus.QUEUED, LaneStatus.RUNNING]))
+        .group_by(Lane.run_id, Lane.state)
+    )
+    queued: dict[int, int] = {}
+    running: dict[int, int] = {}
+    for run_id, state, count in rows.all():
+        (queued if state == LaneStatus.QUEUED else running)[int(run_id)] = int(count)
+    return queued, running
+
+
+async def _published_slots(session: AsyncSession) -> int:
+    held = await lease.get_lease(session)
+    return held.slots if held is not None and held.slots > 0 else DEFAULT_SLOTS

@@ -1,0 +1,258 @@
+"""End to end through the Slack stand-in: every rule of the approval gate, clicked as people click."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import CHANNEL, ROOT, Harness, running_bot
+from test_e2e_run import card_text, labels, reject_with_reason, request_card
+
+from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
+
+pytestmark = pytest.mark.slow
+
+OFFICIAL_TWO_APPROVERS = f"""
+[policy]
+admins = ["{ADMIN}"]
+
+[policy.official]
+approvals_required = 2
+self_approval = false
+remind_after_minutes = 60
+
+[policy.official.approvers]
+users = ["{APPROVER}", "{ADMIN}", "{REQUESTER}"]
+
+[policy.official.override_approvers]
+users = ["{ADMIN}"]
+"""
+
+
+def audit_actions(tmp_path: Path, request_id: int = 1) -> list[str]:
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        rows = db.execute("select action from audit_events where request_id = ? order by id", (request_id,))
+        return [row[0] for row in rows]
+
+
+def runs_count(tmp_path: Path) -> int:
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        return int(db.execute("select count(*) from runs").fetchone()[0])
+
+
+async def click(h: Harness, user: str, card: dict[str, Any], label: str) -> dict[str, Any]:
+    await h.driver.click_button(user, CHANNEL, card["ts"], label)
+    await h.deliver()
+    current = h.standin.message(CHANNEL, card["ts"])
+    assert current is not None
+    return current
+
+
+async def test_official_self_approval_and_outsiders_are_refused_naming_who_may(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official")
+        card = await click(h, REQUESTER, card, "Approve")
+        card = await click(h, OUTSIDER, card, "Approve")
+        own, outsider = h.ephemeral_texts()
+        assert "the requester may not approve their own request" in own
+        assert f"<@{APPROVER}>" in outsider and "may approve official runs" in outsider
+        assert "Approvals: 0 of 2 (none yet)" in card_text(card)  # no approval counted
+        assert labels(card) == ["Approve", "Reject", "Edit"]
+        assert runs_count(tmp_path) == 0
+        assert audit_actions(tmp_path) == ["requested"]
+
+
+async def test_shipped_official_policy_fails_closed(tmp_path: Path) -> None:
+    shipped = (ROOT / "configs" / "csb-bot.toml").read_text()
+    async with running_bot(tmp_path, config_text=shipped) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official")
+        await click(h, APPROVER, card, "Approve")
+        (reply,) = h.ephemeral_texts(APPROVER)
+        assert "no one is listed as an approver for official runs" in reply
+        assert runs_count(tmp_path) == 0
+
+
+async def test_two_of_three_approvals_then_launch(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official")
+        card = await click(h, APPROVER, card, "Approve")
+        assert f"Approvals: 1 of 2 (<@{APPROVER}>)" in card_text(card)
+        card = await click(h, APPROVER, card, "Approve")
+        assert "already approved" in h.ephemeral_texts(APPROVER)[-1]
+        assert runs_count(tmp_path) == 0
+        card = await click(h, ADMIN, card, "Approve")
+        assert f"Approved* by <@{APPROVER}>, <@{ADMIN}>" in card_text(card)
+        assert labels(card) == ["Cancel"]
+        assert runs_count(tmp_path) == 1
+        assert audit_actions(tmp_path) == ["requested", "approval", "approval", "approved"]
+
+
+async def test_edit_makes_a_new_revision_and_voids_approvals(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official --parallel 4")
+        card = await click(h, APPROVER, card, "Approve")
+        await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
+        await h.deliver()
+        (view_id,) = h.standin.views
+        modal = h.standin.views[view_id]
+        assert {b["block_id"] for b in modal["blocks"]} >= {"edit.model", "edit.suite", "edit.parallel"}
+        values = prefilled_values(modal)
+        values["edit.parallel"]["value"]["value"] = "8"
+        assert (await h.driver.submit_view(REQUESTER, view_id, values)).status == 200
+        await h.deliver()
+        card = h.standin.message(CHANNEL, card["ts"])
+        assert card is not None
+        shown = card_text(card)
+        assert "revision 2" in shown and "parallel: 4 → 8" in shown and "8 slots" in shown
+        assert "Approvals: 1 of 2" not in shown
+        card = await click(h, ADMIN, card, "Approve")
+        assert f"Approvals: 1 of 2 (<@{ADMIN}>)" in card_text(card)
+        assert runs_count(tmp_path) == 0
+        assert audit_actions(tmp_path) == ["requested", "approval", "edited", "approval"]
+
+
+async def test_edit_with_a_bad_value_keeps_the_modal_open_with_the_error(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
+        await h.deliver()
+        (view_id,) = h.standin.views
+        values = prefilled_values(h.standin.views[view_id])
+        values["edit.suite"]["value"]["value"] = "csb_sdlc_nope"
+        response = await h.driver.submit_view(REQUESTER, view_id, values)
+        assert response.json is not None and response.json["response_action"] == "errors"
+        assert "csb_sdlc_fix" in response.json["errors"]["edit.suite"]
+        assert view_id in h.standin.views  # still open
+        assert audit_actions(tmp_path) == ["requested"]
+
+
+def prefilled_values(modal: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What Slack would submit for an untouched modal: each input's initial value."""
+    values: dict[str, dict[str, Any]] = {}
+    for block in modal["blocks"]:
+        element = block["element"]
+        state: dict[str, Any] = {"type": element["type"]}
+        if "initial_option" in element:
+            state["selected_option"] = element["initial_option"]
+        elif element["type"] == "checkboxes":
+            state["selected_options"] = element.get("initial_options", [])
+        else:
+            state["value"] = element.get("initial_value")
+        values[block["block_id"]] = {element["action_id"]: state}
+    return values
+
+
+async def test_expired_request_says_expired_and_cannot_be_approved(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        h.clock.advance(timedelta(hours=23))
+        await h.bot.gate_tick()
+        h.clock.advance(timedelta(hours=1, seconds=1))
+        await h.bot.gate_tick()
+        await h.deliver()
+        card = h.standin.message(CHANNEL, card["ts"])
+        assert card is not None
+        assert "EXPIRED" in card_text(card) and labels(card) == []
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.deliver()
+        assert "already expired" in h.ephemeral_texts(APPROVER)[-1]
+        assert runs_count(tmp_path) == 0
+        assert audit_actions(tmp_path) == ["requested", "expired"]
+
+
+async def test_reminder_goes_to_the_thread_once_per_interval(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official")
+        h.clock.advance(timedelta(minutes=59))
+        await h.bot.gate_tick()
+        await h.deliver()
+        assert h.thread(card) == []
+        h.clock.advance(timedelta(minutes=2))
+        await h.bot.gate_tick()
+        await h.bot.gate_tick()
+        await h.deliver()
+        (reminder,) = h.thread(card)
+        assert "still waiting for approval" in card_text(reminder) and f"<@{APPROVER}>" in card_text(reminder)
+
+
+async def test_drifted_suite_file_voids_the_approval(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        suite_file = h.repo / "benchmarks" / "suites" / "csb-example.json"
+        data = json.loads(suite_file.read_text())
+        data["description"] += " (edited after the request)"
+        suite_file.write_text(json.dumps(data, indent=2))
+        card = await click(h, APPROVER, card, "Approve")
+        assert "changed since this was requested" in h.ephemeral_texts(APPROVER)[-1]
+        assert "approvals are void" in card_text(card) and labels(card) == []
+        assert runs_count(tmp_path) == 0
+        assert audit_actions(tmp_path) == ["requested", "voided"]
+
+
+async def test_single_lane_run_refused_without_counterparts_then_allowed_with_them(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h, "run csb_sdlc_fix --baseline-only")
+        shown = card_text(card)
+        assert "No clean counterpart result for 3 task(s)" in shown
+        for task in (
+            "slugify-punctuation-fix-001",
+            "pagination-offset-fix-001",
+            "config-merge-nested-fix-001",
+        ):
+            assert task in shown
+        assert labels(card) == ["Reject", "Edit"]
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.deliver()
+        assert "Approve is refused" in h.ephemeral_texts(APPROVER)[-1]
+
+        paired = await request_card(h, "run csb_sdlc_fix")
+        await click(h, APPROVER, paired, "Approve")
+        await h.run_lanes()  # leaves clean MCP results for every task
+        again = await request_card(h, "run csb_sdlc_fix --baseline-only")
+        assert "No clean counterpart" not in card_text(again)
+        assert labels(again) == ["Approve", "Reject", "Edit"]
+
+
+async def test_unpaired_override_is_loud_needs_an_override_approver_and_is_recorded(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+        card = await request_card(h, "run csb_sdlc_fix --full-only --allow-unpaired --category official")
+        assert "UNPAIRED OVERRIDE" in card_text(card)
+        assert labels(card) == ["Approve", "Reject", "Edit"]
+        card = await click(h, APPROVER, card, "Approve")
+        assert "only <@U0CAROL> may approve it" in h.ephemeral_texts(APPROVER)[-1]
+        card = await click(h, ADMIN, card, "Approve")
+        with sqlite3.connect(tmp_path / "bot.db") as db:
+            reasons = [r[0] for r in db.execute("select reason from audit_events where action = 'approval'")]
+        assert reasons == ["1 of 2; unpaired override"]
+
+
+async def test_unauthorised_reject_and_edit_are_refused(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official")
+        await click(h, OUTSIDER, card, "Edit")
+        await click(h, OUTSIDER, card, "Reject")
+        edit, reject = h.ephemeral_texts(OUTSIDER)
+        assert "may edit official runs" in edit and "may reject official runs" in reject
+        assert h.standin.views == {}
+        await reject_with_reason(h, ADMIN, card, "duplicate of another request")
+        card = h.standin.message(CHANNEL, card["ts"])
+        assert card is not None and "duplicate of another request" in card_text(card)
+        assert audit_actions(tmp_path) == ["requested", "rejected"]
+
+
+async def test_fifty_concurrent_approve_clicks_launch_once(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        users = [APPROVER, ADMIN, OUTSIDER, REQUESTER]
+        clicks = [h.driver.click_button(users[i % 4], CHANNEL, card["ts"], "Approve") for i in range(50)]
+        assert {r.status for r in await asyncio.gather(*clicks)} == {200}
+        await h.deliver()
+        assert runs_count(tmp_path) == 1
+        actions = audit_actions(tmp_path)
+        assert actions.count("approved") == 1 and actions.count("approval") == 1
+        assert len(h.ephemeral_texts()) == 49

@@ -1,0 +1,92 @@
+"""One process runs the timers (the lease), and a new holder reconciles what the old one left running:
+live lanes are found by their marker and re-attached, ended ones are classified, lost ones re-queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from engine_kit import engine_kit
+
+from bot.domain.outcome import LaneStatus
+from bot.engine.lease import LeaseKeeper
+from bot.engine.processes import this_host
+from bot.store import lanes, lease
+from bot.store.models import Lease, RunState
+
+pytestmark = pytest.mark.slow
+
+
+async def test_only_the_lease_holder_acts_until_it_expires(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        first, second = kit.engine, kit.new_engine()
+        assert (await first.lease.hold()).fresh
+        assert not (await second.lease.hold()).held  # same host, holder alive, not expired
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
+        taken = await second.lease.hold()
+        assert taken.held and taken.fresh
+        assert not (await first.lease.hold()).held  # the old holder lost it
+
+
+async def test_a_dead_holder_on_this_host_loses_the_lease_at_once(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        now = kit.clock.now()
+        async with kit.store.write() as session:
+            session.add(
+                Lease(
+                    name=lease.ENGINE_LEASE,
+                    holder=f"{this_host()}:{dead.pid}:gone",
+                    host=this_host(),
+                    pid=dead.pid,
+                    expires_at=now + timedelta(hours=1),
+                    renewed_at=now,
+                )
+            )
+        taken = await kit.engine.lease.hold()
+        assert taken.held and taken.fresh
+
+
+async def test_two_keepers_racing_for_a_free_lease_one_wins(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        keepers = [LeaseKeeper(kit.store, kit.clock, 20, 4) for _ in range(5)]
+        results = await asyncio.gather(*(keeper.hold() for keeper in keepers))
+        assert sum(result.held for result in results) == 1
+
+
+async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, global_slots=6) as kit:
+        kit.script({"csv-quoting-debug-001/mcp": "hang"})
+        run_id = await kit.approve("csb_sdlc_debug", parallel=4)
+        old = kit.engine
+        await old.tick()  # pairs 0 and 1 start
+        queued = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.QUEUED]
+        async with kit.store.write() as session:  # the old bot died right after claiming pair 2
+            for lane in queued:
+                assert await lanes.claim_lane(
+                    session, lane.id or 0, now=kit.clock.now(), account="x", host=this_host(), marker="lost"
+                )
+        while old.executor.running_count > 1:  # everything but the hanging lane ends while it is down
+            await old.executor.wait_any()
+
+        new = kit.new_engine()
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
+        await new.tick()
+        by_key = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
+        hanging = by_key["csv-quoting-debug-001", "mcp"]
+        assert hanging.state is LaneStatus.RUNNING and new.executor.is_tracked(hanging.id or 0)  # re-attached
+        assert by_key["retry-backoff-debug-001", "baseline"].state is LaneStatus.PASSED  # its result was read
+        lost = [by_key["lru-cache-eviction-debug-001", role] for role in ("baseline", "mcp")]
+        assert all(lane.attempt == 2 and lane.state is LaneStatus.RUNNING for lane in lost)  # started again
+
+        kit.clock.advance(timedelta(seconds=hanging.timeout_sec))
+        await new.run_until_idle()  # the attached lane is stopped by its pid, as a timeout
+        states = await kit.states(run_id)
+        assert states["csv-quoting-debug-001", "mcp"] == "timeout"
+        assert (await kit.run(run_id)).state is RunState.FINISHED
+        assert len(kit.trial_dirs()) == 6  # every lane ran exactly once

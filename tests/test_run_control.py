@@ -1,0 +1,234 @@
+"""Cancel, drain and rerun failed, end to end: signed clicks and commands over HTTP, the Slack stand-in,
+a real SQLite file and the scripted Harbor stand-in as real child processes; the clock is moved by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import CHANNEL, Harness, running_bot
+from test_e2e_run import card_text
+
+from bot.domain.errors import UserInputError
+from bot.domain.outcome import LaneStatus
+from bot.domain.spec import RunSpec
+from bot.playground import APPROVER, OUTSIDER, REQUESTER
+from bot.services.control_args import parse_cancel_args, parse_rerun_args
+from bot.slack.ids import ActionId
+from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
+from bot.store import runs
+from bot.store.models import RunState
+
+pytestmark = pytest.mark.slow
+
+SLUG, PAGE, MERGE = "slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merge-nested-fix-001"
+STAGING_APPROVER_ONLY = f"""
+[policy.staging.approvers]
+anyone = false
+users = ["{APPROVER}"]
+"""
+
+
+@asynccontextmanager
+async def bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness]:
+    """The harness's bot; if the test fails, its lanes (some hang by design) are killed, not awaited."""
+    async with running_bot(tmp_path, **overrides) as h:
+        try:
+            yield h
+        except BaseException:
+            h.bot.engine.executor.kill_all()
+            raise
+
+
+def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviours: dict[str, str]) -> None:
+    path = tmp_path / "standin-script.json"
+    path.write_text(json.dumps(behaviours))
+    monkeypatch.setenv("CSB_STANDIN_SCRIPT", str(path))
+
+
+async def approved_run(h: Harness, text: str = "run csb_sdlc_fix") -> dict[str, Any]:
+    """The card of an approved run whose first lanes have started."""
+    await h.driver.slash_command(REQUESTER, text)
+    await h.deliver()
+    card = h.last_card()
+    await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")
+    await h.deliver()
+    await h.bot.engine.tick()
+    await h.deliver()
+    current = h.standin.message(CHANNEL, card["ts"])
+    assert current is not None
+    return current
+
+
+async def lane_states(h: Harness, run_id: int = 1) -> dict[tuple[str, str], LaneStatus]:
+    async with h.bot.store.read() as session:
+        return {(lane.task_id, lane.role): lane.state for lane in await runs.run_lanes(session, run_id)}
+
+
+async def run_state(h: Harness, run_id: int = 1) -> RunState:
+    async with h.bot.store.read() as session:
+        run = await runs.get_run(session, run_id)
+    assert run is not None
+    return run.state
+
+
+def audit(tmp_path: Path, request_id: int = 1) -> list[tuple[str, str, str | None]]:
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        rows = db.execute(
+            "select action, actor, reason from audit_events where request_id = ? order by id", (request_id,)
+        )
+        return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def thread_texts(h: Harness, card: dict[str, Any]) -> str:
+    return "\n".join(card_text(message) or str(message.get("text", "")) for message in h.thread(card))
+
+
+def modal_values(mode: str, reason: str) -> dict[str, dict[str, dict[str, Any]]]:
+    return {
+        MODE_BLOCK: {MODE_ACTION: {"type": "radio_buttons", "selected_option": {"value": mode}}},
+        REASON_BLOCK: {REASON_ACTION: {"type": "plain_text_input", "value": reason}},
+    }
+
+
+async def test_cancel_button_asks_why_then_stops_running_lanes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
+    async with bot(tmp_path) as h:
+        card = await approved_run(h)
+        assert h.bot.engine.executor.running_count == 4  # two pairs at the default 4 slots
+        await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
+        await h.deliver()
+        (view_id,) = h.standin.views
+        assert "running" in json.dumps(h.standin.views[view_id]["blocks"])
+
+        response = await h.driver.submit_view(REQUESTER, view_id, modal_values("cancel", "wrong model"))
+        assert response.status == 200
+        await h.deliver()
+        assert await run_state(h) is RunState.CANCELLING
+        states = await lane_states(h)
+        assert states[MERGE, "baseline"] is LaneStatus.CANCELLED  # queued: dropped at once
+
+        await h.bot.engine.run_until_idle()  # SIGINT; the stand-in exits 130 without a result
+        await h.deliver()
+        assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
+        assert await run_state(h) is RunState.CANCELLED
+        assert "cancelled run #1: wrong model" in thread_texts(h, card)
+        assert ("cancel requested", REQUESTER, "wrong model") in audit(tmp_path)
+        assert ("cancelled", "csb-bot", None) in audit(tmp_path)
+
+
+async def test_modal_without_a_reason_stays_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
+    async with bot(tmp_path) as h:
+        card = await approved_run(h)
+        await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
+        await h.deliver()
+        (view_id,) = h.standin.views
+        response = await h.driver.submit_view(REQUESTER, view_id, modal_values("cancel", "  "))
+        assert response.json is not None and response.json["response_action"] == "errors"
+        assert REASON_BLOCK in response.json["errors"]
+        assert await run_state(h) is RunState.RUNNING
+        await h.driver.slash_command(REQUESTER, "cancel 1 done here")
+        await h.deliver()
+        await h.bot.engine.run_until_idle()
+
+
+async def test_drain_lets_running_lanes_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CSB_STANDIN_DELAY", "0.5")
+    async with bot(tmp_path) as h:
+        card = await approved_run(h)
+        await h.driver.slash_command(REQUESTER, "cancel 1 --drain out of budget")
+        await h.deliver()
+        assert "draining run #1: out of budget" in h.ephemeral_texts(REQUESTER)[-1]
+        await h.bot.engine.run_until_idle()
+        await h.deliver()
+        states = await lane_states(h)
+        assert states[SLUG, "baseline"] is LaneStatus.PASSED and states[PAGE, "mcp"] is LaneStatus.PASSED
+        assert (
+            states[MERGE, "baseline"] is LaneStatus.CANCELLED and states[MERGE, "mcp"] is LaneStatus.CANCELLED
+        )
+        assert await run_state(h) is RunState.CANCELLED
+        assert "draining run #1" in thread_texts(h, card)
+        assert ("drain requested", REQUESTER, "out of budget") in audit(tmp_path)
+
+
+async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
+    policy = tmp_path / "policy.toml"
+    policy.write_text(STAGING_APPROVER_ONLY)
+    async with bot(tmp_path, csb_config=policy) as h:
+        card = await approved_run(h)
+        await h.driver.click_button(OUTSIDER, CHANNEL, card["ts"], "Cancel")
+        await h.deliver()
+        await h.driver.slash_command(OUTSIDER, "cancel 1 --drain I want my slots")
+        await h.deliver()
+        await h.driver.slash_command(REQUESTER, "cancel 1")
+        await h.deliver()
+        refusal, again, no_reason = h.ephemeral_texts()
+        assert f"<@{REQUESTER}>" in refusal and f"<@{APPROVER}>" in refusal and "may cancel" in refusal
+        assert "may drain" in again
+        assert "say why" in no_reason
+        assert h.standin.views == {}
+        assert await run_state(h) is RunState.RUNNING
+        await h.driver.slash_command(APPROVER, "cancel 1 approvers may")
+        await h.deliver()
+        await h.bot.engine.run_until_idle()
+        assert await run_state(h) is RunState.CANCELLED
+
+
+async def test_rerun_failed_selects_exactly_the_failed_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "error"})
+    async with bot(tmp_path) as h:
+        card = await approved_run(h)
+        await h.driver.slash_command(REQUESTER, "rerun 1")
+        await h.deliver()
+        assert "still running" in h.ephemeral_texts(REQUESTER)[-1]
+        await h.bot.engine.run_until_idle()
+        await h.deliver()
+        # slugify passed on both lanes; pagination's MCP lane errored, its baseline and merge's failed
+        await h.driver.click(REQUESTER, CHANNEL, card["ts"], ActionId.RERUN_FAILED.value, value="1")
+        await h.driver.slash_command(REQUESTER, "rerun 1 --only errored")
+        await h.deliver()
+        assert await rerun_tasks(h, 2) == [PAGE, MERGE]
+        assert await rerun_tasks(h, 3) == [PAGE]
+        cards = h.cards()
+        assert "#2" in card_text(cards[-2]) and "#3" in card_text(cards[-1])
+
+        await h.driver.click_button(APPROVER, CHANNEL, cards[-1]["ts"], "Approve")
+        await h.deliver()
+        await h.bot.engine.run_until_idle()
+        assert set(await lane_states(h, 3)) == {(PAGE, "baseline"), (PAGE, "mcp")}
+        assert ("rerun requested", REQUESTER, "request #3 over 1 tasks") in audit(tmp_path)
+
+
+async def rerun_tasks(h: Harness, request_id: int) -> list[str]:
+    with sqlite3.connect(h.repo.parent / "bot.db") as db:
+        spec_json, rerun_of = db.execute(
+            "select spec_json, rerun_of from run_requests where id = ?", (request_id,)
+        ).fetchone()
+    assert rerun_of == 1
+    spec = RunSpec.model_validate_json(spec_json)
+    assert spec.params.selection_file and (h.repo / spec.params.selection_file).is_file()
+    return [task.task_id for task in spec.tasks]
+
+
+def test_command_arguments() -> None:
+    parsed = parse_cancel_args("#12 --drain the disk is full")
+    assert (parsed.run_id, parsed.drain, parsed.reason) == (12, True, "the disk is full")
+    assert not parse_cancel_args("12 wrong model").drain
+    with pytest.raises(UserInputError, match="say why"):
+        parse_cancel_args("12 --drain")
+    assert parse_rerun_args("3").only == {LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT}
+    assert parse_rerun_args("3 --only=timeout,errored").only == {LaneStatus.TIMEOUT, LaneStatus.ERRORED}
+    with pytest.raises(UserInputError, match="failed, errored, timeout"):
+        parse_rerun_args("3 --only passed")
