@@ -50,9 +50,10 @@ class Bot:
             await self.notifier.deliver()
 
     async def gate_tick(self) -> None:
-        """Expire requests past their time and remind approvers; a timer calls it, tests call it directly."""
-        await self.approvals.expire_due()
-        await self.approvals.remind_due()
+        """Expire requests past their time and remind approvers; only in the lease holder, like the engine."""
+        if self.engine.lease.held:
+            await self.approvals.expire_due()
+            await self.approvals.remind_due()
 
     async def close(self) -> None:
         await self.engine.executor.wait_all()
@@ -83,7 +84,16 @@ def build_bot(
         daytona=config.engine.daytona,
     )
     engine = build_engine(store, launch, config.engine, clock, eager=eager_notifier)
-    notifier = Notifier(store, client, clock, config.notifier, config.policy, repo, eager=eager_notifier)
+    notifier = Notifier(
+        store,
+        client,
+        clock,
+        config.notifier,
+        config.policy,
+        repo,
+        eager=eager_notifier,
+        may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
+    )
     replies = ReplyService(store, clock)
     checks = CheckRunner(repo, environ, daytona=config.engine.daytona)
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)

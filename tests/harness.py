@@ -128,6 +128,7 @@ async def running_bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness
     bot_server = TestServer(build_web_app(bot, timers=False), host="127.0.0.1")
     await bot_server.start_server()
     bot_url = str(bot_server.make_url("/slack/events"))
+    await bot.engine.tick()  # takes the lease, as a started bot does: it gates delivery and expiry
     try:
         async with SlackDriver(bot_url, SECRET, standin, slack_url) as driver:
             yield Harness(bot=bot, standin=standin, driver=driver, clock=clock, repo=repo)

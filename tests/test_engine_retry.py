@@ -5,7 +5,10 @@ infrastructure failures pauses; a lane past its time limit is stopped and marked
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from engine_kit import engine_kit
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
+from bot.engine.executor import LaneLaunch, LocalExecutor
 from bot.store import accounts, outbox
 from bot.store.models import OutboxKind, RunState
 
@@ -137,3 +141,17 @@ async def test_sigkill_after_the_grace_period(tmp_path: Path) -> None:
         lanes = await kit.lanes(run_id)
         assert [lane.state for lane in lanes] == [LaneStatus.TIMEOUT, LaneStatus.TIMEOUT]
         assert all(lane.killed_at is not None and lane.exit_code == -9 for lane in lanes)
+
+
+async def test_lanes_take_sigint_even_when_the_bot_was_started_ignoring_it(tmp_path: Path) -> None:
+    """Under nohup or as a background job the bot inherits SIGINT ignored; its lanes must not."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        executor = LocalExecutor()
+        probe = "import signal; print(signal.getsignal(signal.SIGINT))"
+        log = tmp_path / "probe.log"
+        await executor.start(LaneLaunch(1, [sys.executable, "-c", probe], tmp_path, dict(os.environ), log))
+        await executor.wait_all()
+        assert "default_int_handler" in log.read_text()
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -18,9 +18,8 @@ from test_e2e_run import card_text
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import RunSpec
-from bot.playground import APPROVER, OUTSIDER, REQUESTER
+from bot.playground import APPROVER, OUTSIDER, REQUESTER, buttons
 from bot.services.control_args import parse_cancel_args, parse_rerun_args
-from bot.slack.ids import ActionId
 from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
 from bot.store import runs
 from bot.store.models import RunState
@@ -84,6 +83,10 @@ def audit(tmp_path: Path, request_id: int = 1) -> list[tuple[str, str, str | Non
             "select action, actor, reason from audit_events where request_id = ? order by id", (request_id,)
         )
         return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def labels(message: dict[str, Any]) -> list[str]:
+    return [button.text for button in buttons(message.get("blocks", []))]
 
 
 def thread_texts(h: Harness, card: dict[str, Any]) -> str:
@@ -196,7 +199,10 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
         await h.bot.engine.run_until_idle()
         await h.deliver()
         # slugify passed on both lanes; pagination's MCP lane errored, its baseline and merge's failed
-        await h.driver.click(REQUESTER, CHANNEL, card["ts"], ActionId.RERUN_FAILED.value, value="1")
+        report = next(
+            m for m in h.thread(card) if "Rerun failed" in [b.text for b in buttons(m.get("blocks", []))]
+        )
+        await h.driver.click_button(REQUESTER, CHANNEL, report["ts"], "Rerun failed")
         await h.driver.slash_command(REQUESTER, "rerun 1 --only errored")
         await h.deliver()
         assert await rerun_tasks(h, 2) == [PAGE, MERGE]

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class LocalExecutor:
         self._pending: dict[int, asyncio.Future[None]] = {}  # resolved when the lane's process exits
         self._unseen_exits = 0  # exits since `wait_any` last returned
         self._spawner = ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="lane-spawn")
+        _let_lanes_take_sigint()
         self.on_exit: Callable[[], None] | None = None
 
     async def start(self, launch: LaneLaunch) -> int:
@@ -208,3 +210,18 @@ def _spawn(launch: LaneLaunch) -> subprocess.Popen[bytes]:
             )
         except (FileNotFoundError, PermissionError) as exc:
             raise InfraError(f"cannot start harbor ({launch.argv[0]}): {exc.strerror}") from exc
+
+
+def _let_lanes_take_sigint() -> None:
+    """A bot started with SIGINT ignored (nohup, a background job) would pass that on to every lane,
+    and Harbor would ignore the SIGINT meant to let it tear down. A caught signal is reset to its
+    default by exec, so the bot catches SIGINT instead (and still does nothing with it)."""
+    if (
+        signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        and threading.current_thread() is threading.main_thread()
+    ):
+        signal.signal(signal.SIGINT, _ignore)
+
+
+def _ignore(_signum: int, _frame: object) -> None:
+    return None

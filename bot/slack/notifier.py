@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,7 @@ class Notifier:
         repo: Path,
         *,
         eager: bool = True,
+        may_deliver: Callable[[], bool] = lambda: True,
     ) -> None:
         self._store = store
         self._client = client
@@ -92,6 +93,7 @@ class Notifier:
         self._policy = policy
         self._repo = repo
         self._eager = eager
+        self._may_deliver = may_deliver
         self._pacer = UpdatePacer(
             timedelta(seconds=config.card_update_seconds),
             config.updates_per_minute,
@@ -105,7 +107,9 @@ class Notifier:
 
         Off (`eager=False`) in tests, which call `deliver()` themselves and see every call in order.
         """
-        if not self._eager or (self._kicked is not None and not self._kicked.done()):
+        if not (self._eager and self._may_deliver()) or (
+            self._kicked is not None and not self._kicked.done()
+        ):
             return
         self._kicked = asyncio.create_task(self.deliver())
 
