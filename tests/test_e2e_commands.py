@@ -101,10 +101,9 @@ async def test_suites_status_and_audit(tmp_path: Path) -> None:
         card = await request_card(h)
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Approve")
         await h.deliver()
-        await h.driver.slash_command(REQUESTER, "status")
-        await h.driver.slash_command(REQUESTER, "audit 1")
-        await h.driver.slash_command(REQUESTER, "audit 99")
-        await h.deliver()
+        for text in ("status", "audit 1", "audit 99"):  # one at a time: replies keep the order asked
+            await h.driver.slash_command(REQUESTER, text)
+            await h.deliver()
         suites, status, audit, missing = h.ephemeral_texts(REQUESTER)
         assert "`csb_sdlc_fix` 3" in suites and "(7 tasks)" in suites
         assert "#1 queued #1 in the queue: 0/6 lanes done" in status

@@ -120,9 +120,9 @@ async def test_card_edits_are_paced_and_the_last_state_is_never_dropped(tmp_path
 async def test_status_shows_one_card_or_the_active_runs(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         await approved_run(h)
-        await h.driver.slash_command(REQUESTER, "status")
-        await h.driver.slash_command(REQUESTER, "status 1")
-        await h.deliver()
+        for text in ("status", "status 1"):  # one at a time: replies keep the order asked
+            await h.driver.slash_command(REQUESTER, text)
+            await h.deliver()
         listing, copy = h.standin.ephemerals(REQUESTER)[-2:]
         assert re.search(r"#1 queued #1 in the queue: 0/6 lanes done", listing["text"])
         assert "CSB run request #1" in card_text(copy)
