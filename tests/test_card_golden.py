@@ -1,0 +1,109 @@
+"""Golden files of the card for fixed inputs: pending with a blocking check, approved and running,
+finished. Rewrite with `UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_card_golden.py` and review the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.domain.outcome import LaneStatus
+from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
+from bot.playground import check_message_blocks
+from bot.services.checks import CheckLine, RequestChecks
+from bot.slack.views import CardView, RunCardView, approval_card
+from bot.store.models import RequestState
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+SPEC = RunSpec(
+    params=RunParams(suite="csb_sdlc_fix"),
+    task_file="benchmarks/suites/csb-example.json",
+    task_file_sha256="0" * 64,
+    tasks=tuple(
+        TaskRef(task_id=t, suite="csb_sdlc_fix", path=f"benchmarks/tasks/csb_sdlc_fix/{t}", time_limit_sec=60)
+        for t in ("slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merge-nested-fix-001")
+    ),
+    lanes=(
+        LanePlan(role=LaneRole.BASELINE, config="baseline-local-direct", mcp_type="none"),
+        LanePlan(role=LaneRole.MCP, config="mcp-remote-direct", mcp_type="sourcegraph_full"),
+    ),
+    parallel=4,
+)
+BLOCKED = RequestChecks(
+    lines=(
+        CheckLine(name="tasks", ok=True, blocking=False, message="3 tasks in suite csb_sdlc_fix"),
+        CheckLine(
+            name="sourcegraph_token", ok=False, blocking=True, message="SOURCEGRAPH_ACCESS_TOKEN is not set"
+        ),
+    )
+)
+
+
+def run_card(state: str, done: int) -> RunCardView:
+    return RunCardView(
+        run_id=7,
+        state=state,
+        pairs_done=done,
+        pairs_total=3,
+        lanes_running=0 if state == "finished" else 2,
+        lanes_queued=0 if state == "finished" else 6 - 2 * done - 2,
+        counts={
+            "baseline": {LaneStatus.PASSED: 1, LaneStatus.FAILED: done - 1},
+            "mcp": {LaneStatus.PASSED: done, LaneStatus.ERRORED: 0},
+        },
+        eta_seconds=None if state == "finished" else 95.0,
+        started_at=AT,
+        finished_at=AT + timedelta(minutes=4) if state == "finished" else None,
+        now=AT + timedelta(minutes=2),
+    )
+
+
+CASES = {
+    "card_pending_blocked.json": CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.PENDING,
+        checks=BLOCKED,
+        expires_at=AT + timedelta(hours=24),
+    ),
+    "card_running.json": CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.APPROVED,
+        approvals=("U0BOB",),
+        decided_by="U0BOB",
+        decided_at=AT,
+        run=run_card("running", 1),
+    ),
+    "card_finished.json": CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.APPROVED,
+        approvals=("U0BOB",),
+        decided_by="U0BOB",
+        decided_at=AT,
+        run=run_card("finished", 3),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_card_matches_its_golden_file_and_slacks_limits(name: str) -> None:
+    blocks = [block.to_dict() for block in approval_card(CASES[name])]
+    assert check_message_blocks(blocks) == []
+    actual = json.dumps(blocks, indent=2, ensure_ascii=False) + "\n"
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(actual, encoding="utf-8")
+    assert path.exists(), f"tests/golden/{name} is missing: run with UPDATE_GOLDEN=1 and review it"
+    assert actual == path.read_text(encoding="utf-8")
