@@ -10,6 +10,7 @@ Run: `.venv/bin/python bench/dispatch.py`.
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
 import shlex
 import shutil
@@ -23,9 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.command import lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
+from bot.domain.spec import RunParams, RunSpec  # noqa: E402
 from bot.engine import LaunchConfig, build_engine  # noqa: E402
 from bot.settings import EngineConfig  # noqa: E402
 from bot.store import runs  # noqa: E402
@@ -37,6 +40,7 @@ PARALLEL = 32
 SLEEP = "0.2"
 ROUNDS = 2
 RUN_DIR = "bench_haiku_20260101_000000_1"
+SUITE_FILE = "benchmarks/suites/bench.json"
 LANES = (("baseline", "baseline-local-direct", "none"), ("mcp", "mcp-remote-direct", "sourcegraph_full"))
 
 # The bench's Harbor: sleep, then write the trial result.json where Harbor does, so the engine reads a
@@ -57,6 +61,10 @@ def make_checkout(root: Path) -> tuple[Path, Path]:
         task = repo / "benchmarks" / "tasks" / "bench" / f"task-{index:03d}"
         task.mkdir(parents=True)
         (task / "task.toml").write_text(f'[task]\nid = "task-{index:03d}"\ntime_limit_sec = 600\n')
+    names = [f"task-{index:03d}" for index in range(TASKS)]
+    tasks = [{"task_id": name, "suite": "bench", "task_dir": f"bench/{name}"} for name in names]
+    (repo / SUITE_FILE).parent.mkdir(parents=True)
+    (repo / SUITE_FILE).write_text(json.dumps({"suites": {"bench": TASKS}, "tasks": tasks}))
     harbor = root / "harbor"
     harbor.write_text(HARBOR)
     harbor.chmod(0o755)
@@ -101,14 +109,20 @@ def run_xargs(repo: Path, harbor: Path) -> float:
     return time.perf_counter() - start
 
 
+def bench_spec(repo: Path) -> RunSpec:
+    """The approved spec, resolved from the checkout: the engine pins it again before the first lane."""
+    return Catalog(repo).resolve(RunParams(suite_file=SUITE_FILE, parallel=PARALLEL), PARALLEL)
+
+
 async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db") -> tuple[float, int]:
     store = Store(f"sqlite:///{root / db}")
     await store.create_tables()
     now = datetime.now(UTC)
+    spec = bench_spec(repo)
     async with store.write() as session:
         request = RunRequest(
-            spec_json="{}",
-            spec_hash="bench",
+            spec_json=spec.model_dump_json(),
+            spec_hash=spec.spec_hash(),
             requester="U0BENCH",
             channel_id="C0BENCH",
             created_at=now,

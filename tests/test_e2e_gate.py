@@ -200,6 +200,52 @@ async def test_drifted_suite_file_voids_the_approval(tmp_path: Path) -> None:
         assert audit_actions(tmp_path) == ["requested", "voided"]
 
 
+def lane_states(tmp_path: Path) -> list[str]:
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        return [row[0] for row in db.execute("select state from lanes")]
+
+
+async def test_suite_file_drifted_while_queued_voids_the_run_before_any_lane(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await click(h, APPROVER, await request_card(h), "Approve")
+        assert "Queued" in card_text(card) and runs_count(tmp_path) == 1  # approved, no tick yet
+        suite_file = h.repo / "benchmarks" / "suites" / "csb-example.json"
+        data = json.loads(suite_file.read_text())
+        data["tasks"] = data["tasks"][1:]  # a task dropped while the run waited in the queue
+        suite_file.write_text(json.dumps(data, indent=2))
+
+        await h.bot.engine.tick()
+        await h.deliver()
+        card = h.standin.message(CHANNEL, card["ts"])
+        assert card is not None
+        assert "Cancelled" in card_text(card) and "approval is void" in card_text(card)
+        assert "0/3 pairs done · 0 lanes running · 0 queued · 6 cancelled" in card_text(card)
+        assert labels(card) == []
+        (notice,) = h.thread(card)
+        assert "did not start" in card_text(notice) and "0 tasks added and 1 removed" in card_text(notice)
+        assert h.bot.engine.executor.running_count == 0
+        assert set(lane_states(tmp_path)) == {"CANCELLED"}
+        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "voided"]
+
+        await h.run_lanes()  # later ticks neither start nor void it again
+        assert set(lane_states(tmp_path)) == {"CANCELLED"}
+        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "voided"]
+
+
+async def test_unchanged_suite_file_launches_the_queued_run(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await click(h, APPROVER, await request_card(h), "Approve")
+        suite_file = h.repo / "benchmarks" / "suites" / "csb-example.json"
+        suite_file.write_bytes(suite_file.read_bytes())  # touched, same content: no drift
+        await h.bot.engine.tick()
+        await h.deliver()
+        assert h.bot.engine.executor.running_count > 0
+        assert "Running" in card_text(h.standin.message(CHANNEL, card["ts"]) or {})
+        await h.run_lanes()
+        assert audit_actions(tmp_path)[-2:] == ["launched", "finished"]
+        assert "voided" not in audit_actions(tmp_path)
+
+
 async def test_single_lane_run_refused_without_counterparts_then_allowed_with_them(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --baseline-only")

@@ -1,7 +1,9 @@
 """The CSB checkout's task files: which one is the default, what is in it, and what a `/csb run` resolves to.
 
-Blocking file I/O; callers run it in a thread. Parsed files are cached by (path, mtime_ns, size) because
-the bot resolves on every `/csb run` and the canonical suite file locates 264 task folders.
+Blocking file I/O; callers run it in a thread. Parsed files are cached by path and stat stamp (inode,
+mtime, ctime, size) because the bot resolves on every `/csb run` and before every run's first lane, and
+the canonical suite file locates 264 task folders. The ctime is in the stamp because no tool can set it
+back: an edit that keeps the size and restores the mtime still invalidates the cache.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Catalog:
 
     def __init__(self, repo: Path) -> None:
         self._repo = repo.resolve()
-        self._cache: dict[str, tuple[tuple[int, int], TaskFile]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int, int], TaskFile]] = {}
 
     @property
     def repo(self) -> Path:
@@ -68,7 +70,7 @@ class Catalog:
                 f"task file `{rel}` not found in the CSB checkout; suite files: {listed}", hint=_PATH_HINT
             )
         stat = path.stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
         cached = self._cache.get(rel)
         if cached is not None and cached[0] == stamp:
             return cached[1]

@@ -9,7 +9,6 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.engine.settle import status_target
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.models import OutboxKind, Run, RunState
 
@@ -59,9 +58,7 @@ async def announce_close(session: AsyncSession, run: Run, action: str, now: date
         at=now,
         spec_hash=request.spec_hash,
     )
-    await outbox.enqueue(
-        session, kind=OutboxKind.STATUS, target=status_target(run.id), now=now, run_id=run.id
-    )
+    await outbox.redraw_run(session, run.id, now)
     await outbox.enqueue(
         session, kind=OutboxKind.SUMMARY, target=summary_target(run.id), now=now, run_id=run.id
     )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -28,13 +28,13 @@ from bot.engine.accounts import AccountPicker, AccountPool
 from bot.engine.attempts import retire_attempt
 from bot.engine.executor import LaneLaunch, LocalExecutor
 from bot.engine.processes import MARKER_ENV
-from bot.engine.settle import Ending, apply, decide, status_target
+from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
 from bot.store import accounts, audit, lanes, lease, outbox, requests, runs
 from bot.store.db import Store
 from bot.store.lanes import LaneClaim
 from bot.store.lease import Claimant
-from bot.store.models import Lane, OutboxKind, Run, RunState
+from bot.store.models import Lane, Run, RunState
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,12 @@ class Claim:
     attempt: int  # this start's number, 1 for the first
     home: str
     marker: str
+
+
+@dataclass
+class ClaimBatch:
+    claims: list[Claim] = field(default_factory=list)
+    unpinned: int | None = None  # a queued run that reached free slots and needs its spec pinned first
 
 
 class Dispatcher:
@@ -121,22 +127,31 @@ class Dispatcher:
         pids, self._unrecorded = self._unrecorded, {}
         await lanes.record_pids(session, pids)
 
-    async def claim(self, session: AsyncSession, now: datetime) -> list[Claim]:
-        """Claim everything that fits, in the caller's write transaction (fenced by the lease)."""
+    async def claim(self, session: AsyncSession, now: datetime, pinned: Collection[int] = ()) -> ClaimBatch:
+        """Claim everything that fits, in the caller's write transaction (fenced by the lease).
+
+        A queued run starts only when its id is in `pinned` (its spec was just resolved again and
+        matched); the first queued run that reaches free slots without that ends the claim, named in
+        `unpinned`, so the caller pins it off the write lock and claims again.
+        """
+        batch = ClaimBatch()
         if not await lease.holds(session, self._claimant.holder, now):
-            return []
+            return batch
         running = await lanes.running_counts(session)
         free = self._pool.slots - running.total
         if free <= 0:
-            return []
+            return batch
         picker = AccountPicker(
             await accounts.ready_accounts(session, self._pool.homes, now),
             running.by_account,
             self._pool.per_account,
         )
         busy = running.by_run
-        claims: list[Claim] = []
+        claims = batch.claims
         for run in await runs.active_runs(session, states=runs.STARTABLE_STATES):
+            if run.state is RunState.QUEUED and run.id not in pinned:
+                batch.unpinned = run.id
+                break  # strict priority: nothing overtakes it while its spec is checked
             taken, blocked = await self._claim_run(session, run, free, busy, picker, now)
             claims += taken
             free -= len(taken)
@@ -151,7 +166,7 @@ class Dispatcher:
         if moved != len(claims):  # another engine got there first: roll back, try next tick
             raise RuntimeError(f"claimed {moved} of {len(claims)} lanes; another engine is running")
         await accounts.set_turns(session, picker.changed)
-        return claims
+        return batch
 
     async def _claim_run(
         self,
@@ -204,9 +219,7 @@ class Dispatcher:
             at=now,
             spec_hash=request.spec_hash,
         )
-        await outbox.enqueue(
-            session, kind=OutboxKind.STATUS, target=status_target(run.id), now=now, run_id=run.id
-        )
+        await outbox.redraw_run(session, run.id, now)
 
     def _copies_task(self, lane: Lane) -> bool:
         sg_only = self._launch.repo / lane.task_path / "environment" / SG_ONLY

@@ -1,5 +1,9 @@
 """The engine: one tick holds the lease, watches running lanes, then fills free slots.
 
+A queued run's first lanes start only after its spec was resolved again and still matches the
+approval (`pinning`): the claim stops at such a run, the tick pins it outside the write transaction
+(it reads the checkout) and claims again at once.
+
 Timers only call `tick`; a lane process exiting also asks for a tick (`kick`), so a freed slot is
 refilled at once rather than at the next timer. Only the lease holder acts; on taking the lease it
 first reconciles the lanes a previous holder left running.
@@ -15,6 +19,7 @@ from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
 from bot.engine.executor import LocalExecutor
 from bot.engine.lease import LeaseKeeper
+from bot.engine.pinning import LaunchPins
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
 from bot.store.db import Store
@@ -36,6 +41,7 @@ class Engine:
         dispatcher: Dispatcher,
         watcher: Watcher,
         reconciler: Reconciler,
+        pins: LaunchPins,
         lease: LeaseKeeper,
         executor: LocalExecutor,
         *,
@@ -46,6 +52,7 @@ class Engine:
         self._dispatcher = dispatcher
         self._watcher = watcher
         self._reconciler = reconciler
+        self._pins = pins
         self.lease = lease
         self.executor = executor
         self._lock = asyncio.Lock()
@@ -69,9 +76,24 @@ class Engine:
                 await self._dispatcher.record_pids(session)
                 endings = await self._watcher.settle(session, judged, now)
                 await close_runs(session, now)
-                claims = await self._dispatcher.claim(session, now)
+                batch = await self._dispatcher.claim(session, now)
             self._watcher.forget(endings)
-            await self._dispatcher.launch(claims)
+            await self._dispatcher.launch(batch.claims)
+            await self._start_queued(batch.unpinned)
+
+    async def _start_queued(self, unpinned: int | None) -> None:
+        """Pin each queued run that reached free slots, then claim again; a run is checked once a tick,
+        so one whose checkout cannot be read ends the loop (and waits) instead of spinning."""
+        checked: set[int] = set()
+        pinned: set[int] = set()
+        while unpinned is not None and unpinned not in checked:
+            checked.add(unpinned)
+            if await self._pins.verify(unpinned):
+                pinned.add(unpinned)
+            async with self._store.write() as session:
+                batch = await self._dispatcher.claim(session, self._clock.now(), pinned)
+            await self._dispatcher.launch(batch.claims)
+            unpinned = batch.unpinned
 
     def kick(self) -> None:
         """Tick soon, outside the timer (a lane ended); off (`eager=False`) in tests, which tick alone."""

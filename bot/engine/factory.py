@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.engine.accounts import account_pool
 from bot.engine.dispatch import Dispatcher, LaunchConfig
 from bot.engine.engine import Engine
 from bot.engine.executor import LocalExecutor
 from bot.engine.lease import LeaseKeeper
+from bot.engine.pinning import LaunchPins
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
 from bot.settings import EngineConfig
@@ -27,4 +29,5 @@ def build_engine(
     dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant)
     watcher = Watcher(store, executor, launch.repo, clock, config)
     reconciler = Reconciler(store, executor, launch.repo, lease.claimant.host, clock)
-    return Engine(store, clock, dispatcher, watcher, reconciler, lease, executor, eager=eager)
+    pins = LaunchPins(store, Catalog(launch.repo), clock)
+    return Engine(store, clock, dispatcher, watcher, reconciler, pins, lease, executor, eager=eager)

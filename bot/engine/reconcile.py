@@ -19,10 +19,9 @@ from bot.csb.results import find_trial_result
 from bot.domain.clock import Clock
 from bot.engine.executor import LocalExecutor
 from bot.engine.processes import find_marked, markers_supported, process_alive
-from bot.engine.settle import status_target
 from bot.store import lanes, outbox
 from bot.store.db import Store
-from bot.store.models import Lane, OutboxKind
+from bot.store.models import Lane
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +103,4 @@ class Reconciler:
                 if await lanes.requeue_lane(
                     session, lane.id or 0, not_before=None, reason=LOST_REASON, infra=False
                 ):
-                    await outbox.enqueue(
-                        session,
-                        kind=OutboxKind.STATUS,
-                        target=status_target(lane.run_id),
-                        now=now,
-                        run_id=lane.run_id,
-                    )
+                    await outbox.redraw_run(session, lane.run_id, now)

@@ -21,18 +21,10 @@ from bot.engine.retry import backoff, is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd
-from bot.store.models import Lane, OutboxKind, Run, RunState
+from bot.store.models import Lane, Run, RunState
 
 # A run in these states may retry a lane; draining and cancelling runs start nothing new.
 RETRYING_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
-
-
-def status_target(run_id: int) -> str:
-    return f"status:{run_id}"
-
-
-def notice_target(run_id: int, what: str, at: datetime) -> str:
-    return f"notice:{run_id}:{what}:{at.isoformat()}"
 
 
 @dataclass(frozen=True)
@@ -125,9 +117,7 @@ async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, 
         infra = sum(1 for ending in ran if ending.outcome.infra)
         if ran:
             await runs.count_attempts(session, run_id, attempts=len(ran), infra=infra)
-        await outbox.enqueue(
-            session, kind=OutboxKind.STATUS, target=status_target(run_id), now=now, run_id=run_id
-        )
+        await outbox.redraw_run(session, run_id, now)
         if infra:
             await pause_if_failing(session, run_id, now, config)
 
@@ -156,15 +146,5 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
         f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts. "
         f"Check the accounts and Daytona, then cancel it or ask an operator to resume it."
     )
-    await outbox.enqueue(
-        session,
-        kind=OutboxKind.NOTICE,
-        target=notice_target(run_id, "paused", now),
-        now=now,
-        run_id=run_id,
-        text=text,
-    )
-    await outbox.enqueue(
-        session, kind=OutboxKind.STATUS, target=status_target(run_id), now=now, run_id=run_id
-    )
+    await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
     return True

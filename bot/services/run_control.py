@@ -24,7 +24,7 @@ from bot.domain.spec import Category, RunParams, RunSpec
 from bot.services.control_args import CANCEL_USAGE, RERUNNABLE
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, OutboxKind, Run, RunRequest, RunState
+from bot.store.models import Lane, Run, RunRequest, RunState
 
 _STOPPABLE = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
 
@@ -217,22 +217,7 @@ class RunControlService:
             raise PolicyError(verdict.reason)
 
     async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:
-        now = self._clock.now()
-        await outbox.enqueue(
-            session,
-            kind=OutboxKind.NOTICE,
-            target=f"notice:{run_id}:{what}:{now.isoformat()}",
-            now=now,
-            run_id=run_id,
-            text=text,
-        )
-        await outbox.enqueue(
-            session,
-            kind=OutboxKind.STATUS,
-            target=f"status:{run_id}",
-            now=now,
-            run_id=run_id,
-        )
+        await outbox.tell_run(session, run_id, what=what, text=text, now=self._clock.now())
 
 
 def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:

@@ -62,10 +62,11 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
     return RunCardView(
         run_id=run_id,
         state=run.state.value,
-        pairs_done=sum(1 for pair in pairs.values() if all(lane.state.is_final for lane in pair)),
+        pairs_done=sum(1 for pair in pairs.values() if all(_ran_to_the_end(lane) for lane in pair)),
         pairs_total=len(pairs),
         lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
         lanes_queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),
+        lanes_cancelled=sum(1 for lane in lanes if lane.state is LaneStatus.CANCELLED),
         counts=dict(sorted(counts.items(), key=lambda item: item[0] != LaneRole.BASELINE.value)),
         queue_position=figures.position,
         eta_seconds=eta,
@@ -76,3 +77,8 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         stop_reason=run.stop_reason,
         paused_reason=run.paused_reason,
     )
+
+
+def _ran_to_the_end(lane: Lane) -> bool:
+    """A cancelled lane ended without a result: its pair is not counted as done."""
+    return lane.state.is_final and lane.state is not LaneStatus.CANCELLED

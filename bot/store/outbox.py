@@ -98,3 +98,23 @@ async def has_pending_notices(session: AsyncSession, request_id: int) -> bool:
         .limit(1)
     )
     return rows.first() is not None
+
+
+def status_target(run_id: int) -> str:
+    return f"status:{run_id}"
+
+
+def notice_target(run_id: int, what: str, at: datetime) -> str:
+    return f"notice:{run_id}:{what}:{at.isoformat()}"
+
+
+async def redraw_run(session: AsyncSession, run_id: int, now: datetime) -> None:
+    """Queue a redraw of the run's status card; redraws pending for the same card merge into one."""
+    await enqueue(session, kind=OutboxKind.STATUS, target=status_target(run_id), now=now, run_id=run_id)
+
+
+async def tell_run(session: AsyncSession, run_id: int, *, what: str, text: str, now: datetime) -> None:
+    """A line in the run's thread, and its card redrawn to match."""
+    target = notice_target(run_id, what, now)
+    await enqueue(session, kind=OutboxKind.NOTICE, target=target, now=now, run_id=run_id, text=text)
+    await redraw_run(session, run_id, now)

@@ -30,6 +30,7 @@ __all__ = [  # count_running lives with the lanes; kept here for callers of runs
     "mark_run_started",
     "move_run",
     "queue_order",
+    "queued_request",
     "run_lanes",
     "set_status_ts",
 ]
@@ -80,6 +81,17 @@ async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTI
         .order_by(*queue_order())
     )
     return list(rows.scalars())
+
+
+async def queued_request(session: AsyncSession, run_id: int) -> tuple[Run, RunRequest] | None:
+    """The run, if it has not started yet, with the request it was approved from."""
+    rows = await session.execute(
+        select(Run, RunRequest)
+        .join(RunRequest, RunRequest.id == Run.request_id)
+        .where(Run.id == run_id, Run.state == RunState.QUEUED)
+    )
+    row = rows.first()
+    return None if row is None else (row[0], row[1])
 
 
 async def closable_runs(session: AsyncSession) -> list[Run]:

@@ -25,6 +25,7 @@ class RunCardView:
     pairs_total: int
     lanes_running: int
     lanes_queued: int
+    lanes_cancelled: int = 0
     counts: dict[str, dict[LaneStatus, int]] = field(default_factory=dict)  # role → status → lanes
     queue_position: int | None = None
     eta_seconds: float | None = None
@@ -79,10 +80,11 @@ def _state_line(run: RunCardView) -> str:
 
 def _progress_line(run: RunCardView) -> str:
     bar = progress_bar(run.pairs_done, run.pairs_total)
-    return (
+    line = (
         f"`{bar}` {run.pairs_done}/{run.pairs_total} pairs done · "
         f"{run.lanes_running} lanes running · {run.lanes_queued} queued"
     )
+    return line + (f" · {run.lanes_cancelled} cancelled" if run.lanes_cancelled else "")
 
 
 def _role_line(role: str, counts: dict[LaneStatus, int]) -> str:
