@@ -36,7 +36,7 @@ async def test_help_lists_the_subcommands(tmp_path: Path) -> None:
         await h.driver.slash_command(REQUESTER, "help")
         await h.deliver()
         (text,) = h.ephemeral_texts(REQUESTER)
-        for name in ("run", "help", "suites", "status", "cancel", "rerun", "audit", "accounts"):
+        for name in ("run", "help", "suites", "status", "cancel", "resume", "rerun", "audit", "accounts"):
             assert f"/csb {name}" in text
 
 

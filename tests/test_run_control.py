@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import RunSpec
 from bot.playground import APPROVER, OUTSIDER, REQUESTER, buttons
-from bot.services.control_args import parse_cancel_args, parse_rerun_args
+from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args
 from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
 from bot.store import runs
 from bot.store.models import RunState
@@ -187,6 +188,41 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.Monk
         assert await run_state(h) is RunState.CANCELLED
 
 
+async def test_paused_run_is_resumed_by_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "crash", PAGE: "crash", MERGE: "crash"})
+    pause_soon = "[engine]\ninfra_pause_min_attempts = 4\ninfra_pause_rate = 0.5\n"
+    async with bot(tmp_path, config_text=STAGING_APPROVER_ONLY + pause_soon) as h:
+        card = await approved_run(h)
+        await h.bot.engine.run_until_idle()
+        await h.deliver()
+        assert await run_state(h) is RunState.PAUSED
+        card = h.standin.message(CHANNEL, card["ts"]) or {}
+        assert "Paused" in card_text(card) and "`/csb resume 1` once fixed" in card_text(card)
+        assert "then `/csb resume 1`" in thread_texts(h, card)
+
+        for user, text in ((OUTSIDER, "resume 1"), (REQUESTER, "resume 1 now"), (REQUESTER, "resume")):
+            await h.driver.slash_command(user, text)
+            await h.deliver()
+        refusal, stray, missing = h.ephemeral_texts()
+        assert "may resume staging runs" in refusal and f"<@{APPROVER}>" in refusal
+        assert "unexpected `now`" in stray and "/csb resume <run>" in stray
+        assert "which run?" in missing
+        assert await run_state(h) is RunState.PAUSED
+
+        script(tmp_path, monkeypatch, {})  # the accounts are fixed: every lane passes or fails honestly
+        await h.driver.slash_command(REQUESTER, "resume 1")
+        await h.deliver()
+        assert "resumed run #1" in h.ephemeral_texts(REQUESTER)[-1]
+        assert "resumed run #1" in thread_texts(h, card)
+        h.clock.advance(timedelta(minutes=15))  # past the retries' backoff
+        await h.run_lanes()
+        assert await run_state(h) is RunState.FINISHED
+        assert ("resumed", REQUESTER, None) in audit(tmp_path)
+        await h.driver.slash_command(REQUESTER, "resume 1")
+        await h.deliver()
+        assert "is finished, not paused" in h.ephemeral_texts(REQUESTER)[-1]
+
+
 async def test_rerun_failed_selects_exactly_the_failed_tasks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,3 +274,6 @@ def test_command_arguments() -> None:
     assert parse_rerun_args("3 --only=timeout,errored").only == {LaneStatus.TIMEOUT, LaneStatus.ERRORED}
     with pytest.raises(UserInputError, match="failed, errored, timeout"):
         parse_rerun_args("3 --only passed")
+    assert parse_resume_args(" #7 ") == 7
+    with pytest.raises(UserInputError, match="expected a run number"):
+        parse_resume_args("seven")

@@ -23,7 +23,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .errors import UserInputError
 from .spec import Mode, RunParams
 
-SUBCOMMANDS: tuple[str, ...] = ("run", "help", "suites", "status", "cancel", "rerun", "audit", "accounts")
+SUBCOMMANDS: tuple[str, ...] = (
+    "run",
+    "help",
+    "suites",
+    "status",
+    "cancel",
+    "resume",
+    "rerun",
+    "audit",
+    "accounts",
+)
 COMMAND_USAGE = "/csb <subcommand> … — `/csb help` lists them"
 
 _HELP_ALIASES = frozenset({"--help", "-h", "?"})

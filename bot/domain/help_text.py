@@ -20,6 +20,7 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
     "status": "`/csb status [run]` — queued and running runs, or one run's progress",
     "cancel": "`/csb cancel <run>` — stop a run: queued lanes are dropped, running ones stopped",
+    "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
     "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
     "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",

@@ -144,7 +144,7 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
     text = (
         f":pause_button: Run #{run_id} is paused: {reason} (threshold "
         f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts. "
-        f"Check the accounts and Daytona, then cancel it or ask an operator to resume it."
+        f"Check the accounts and Daytona, then `/csb resume {run_id}` (or cancel it)."
     )
     await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
     return True

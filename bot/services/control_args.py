@@ -1,4 +1,4 @@
-"""The words of `/csb cancel` and `/csb rerun`: parsed once, with the valid values in every error."""
+"""The words of `/csb cancel`, `/csb resume` and `/csb rerun`, parsed once; every error shows the usage."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from bot.domain.outcome import LaneStatus
 
 RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
 CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
+RESUME_USAGE = "/csb resume <run>"
 RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout]"
 
 
@@ -37,6 +38,15 @@ def parse_cancel_args(text: str) -> CancelArgs:
     if not reason:
         raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
     return CancelArgs(run_id=run_id, drain=drain, reason=reason)
+
+
+def parse_resume_args(text: str) -> int:
+    """`<run>`: nothing else, so a stray word is not silently ignored."""
+    words = text.split()
+    if len(words) != 1:
+        problem = "which run? give its number" if not words else f"unexpected `{' '.join(words[1:])[:40]}`"
+        raise UserInputError(problem, hint=RESUME_USAGE)
+    return parse_run_id(words[0], RESUME_USAGE)
 
 
 def parse_rerun_args(text: str) -> RerunArgs:

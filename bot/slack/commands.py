@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from bot.domain.command_line import parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
-from bot.services.control_args import parse_cancel_args, parse_rerun_args
+from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
@@ -46,7 +46,7 @@ class CommandRouter:
             "accounts": self._accounts,
         }
         if control is not None:
-            self._handlers.update({"cancel": self._cancel, "rerun": self._rerun})
+            self._handlers.update({"cancel": self._cancel, "resume": self._resume, "rerun": self._rerun})
 
     async def handle(self, command: SlashCommand) -> None:
         """Never raises: every failure becomes an ephemeral reply (with a ref for unexpected ones)."""
@@ -96,6 +96,11 @@ class CommandRouter:
         assert self._control is not None
         actor = await self._directory.actor(command.user_id)
         return await self._control.cancel(parsed.run_id, actor, parsed.reason, drain=parsed.drain)
+
+    async def _resume(self, command: SlashCommand, args: str) -> str:
+        run_id = parse_resume_args(args)
+        assert self._control is not None
+        return await self._control.resume(run_id, await self._directory.actor(command.user_id))
 
     async def _rerun(self, command: SlashCommand, args: str) -> None:
         parsed = parse_rerun_args(args)

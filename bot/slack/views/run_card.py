@@ -68,7 +68,8 @@ def _state_line(run: RunCardView) -> str:
         where = f" #{run.queue_position} in the queue" if run.queue_position else ""
         return f":hourglass_flowing_sand: *Queued*{where}"
     if run.state == "paused":
-        return f":double_vertical_bar: *Paused*: {run.paused_reason or 'too many infrastructure failures'}"
+        why = run.paused_reason or "too many infrastructure failures"
+        return f":double_vertical_bar: *Paused*: {why}; `/csb resume {run.run_id}` once fixed"
     if run.state in ("draining", "cancelling", "cancelled"):
         by = f" by {user(run.stopped_by)}" if run.stopped_by else ""
         why = f": {run.stop_reason}" if run.stop_reason else ""
