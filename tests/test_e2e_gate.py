@@ -73,6 +73,29 @@ async def test_official_self_approval_and_outsiders_are_refused_naming_who_may(t
         assert audit_actions(tmp_path) == ["requested"]
 
 
+LEADS_APPROVE_OFFICIAL = """
+[policy.official]
+self_approval = false
+
+[policy.official.approvers]
+usergroups = ["S0LEADS"]
+"""
+
+
+async def test_user_group_members_approve_others_are_told_the_group(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=LEADS_APPROVE_OFFICIAL) as h:
+        card = await request_card(h, "run csb_sdlc_fix --category official")
+        card = await click(h, APPROVER, card, "Approve")  # not in the group
+        (refusal,) = h.ephemeral_texts(APPROVER)
+        assert "members of <!subteam^S0LEADS>" in refusal
+        assert runs_count(tmp_path) == 0
+        card = await click(h, ADMIN, card, "Approve")  # a member of S0LEADS in the workspace
+        assert f"Approved* by <@{ADMIN}>" in card_text(card)
+        assert runs_count(tmp_path) == 1
+        assert h.standin.calls_to("usergroups.list")  # membership came from Slack, not the config
+        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+
+
 async def test_shipped_official_policy_fails_closed(tmp_path: Path) -> None:
     shipped = (ROOT / "configs" / "csb-bot.toml").read_text()
     async with running_bot(tmp_path, config_text=shipped) as h:
