@@ -90,9 +90,12 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
         async with kit.store.read() as session:
             notices = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
         assert len(notices) == 1 and "paused" in (notices[0].text or "")
+        # Lanes that exited in one tick paused the run there; a third pair may not have started yet.
+        attempts = {lane.id: lane.attempt for lane in await kit.lanes(run_id)}
+        assert set(attempts.values()) <= {0, 1}
         kit.clock.advance(timedelta(minutes=5))
         await kit.engine.run_until_idle()
-        assert {lane.attempt for lane in await kit.lanes(run_id)} == {1}  # nothing new started
+        assert {lane.id: lane.attempt for lane in await kit.lanes(run_id)} == attempts  # nothing new started
 
 
 async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path: Path) -> None:

@@ -85,6 +85,10 @@ async def page(playground: str) -> AsyncIterator[Page]:
             await browser.close()
 
 
+SCROLL_TO_CARD = """(title) => [...document.querySelectorAll("#messages .bk-header-text")]
+    .find((header) => header.textContent.includes(title))?.scrollIntoView({ block: "nearest" })"""
+
+
 @pytest.mark.slow
 @browser_test
 async def test_run_approve_and_watch_the_report_arrive(page: Page) -> None:
@@ -121,9 +125,10 @@ async def test_run_approve_and_watch_the_report_arrive(page: Page) -> None:
         await expect(thread).to_contain_text(task)
     await expect(thread).to_contain_text(re.compile(r"baseline .*MCP"))
 
-    await card.locator(
-        ".bk-header-text"
-    ).scroll_into_view_if_needed()  # the card's parameters beside the report
+    # The card's parameters beside the report. Live updates may redraw the card at any moment, so the
+    # scroll finds it and moves in one step inside the page rather than through a handle that can go stale.
+    await expect(card).to_contain_text("Finished", timeout=15 * SECOND)
+    await page.evaluate(SCROLL_TO_CARD, "CSB run request #1")
     await page.mouse.move(640, 20)  # no hover highlight in the picture
     SCREENSHOT.parent.mkdir(exist_ok=True)
     await page.screenshot(path=str(SCREENSHOT))
