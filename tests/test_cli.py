@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -51,6 +52,17 @@ def test_missing_token_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     result = run(["serve", "--port", "1"], env, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip() == "csb-bot: missing environment variable(s): SLACK_BOT_TOKEN"
+
+
+def test_database_from_an_older_version_is_one_line_naming_what_it_lacks(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "cli.db") as db:
+        db.execute("create table runs (id integer primary key, request_id integer, state varchar)")
+    env = bot_env(tmp_path, CSB_DATABASE_URL=f"sqlite:///{tmp_path / 'cli.db'}")
+    result = run(["serve", "--port", str(free_port())], env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("csb-bot: the database sqlite+aiosqlite:///") and "older csb-bot" in line
+    assert "table runs lacks run_dir, model, parallel" in line and "CSB_DATABASE_URL" in line
 
 
 def test_help_names_the_three_commands(tmp_path: Path) -> None:

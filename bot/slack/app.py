@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.services.home import HomeService
@@ -19,6 +20,17 @@ from bot.slack.notifier import Notifier
 from bot.slack.retry import retry_handlers
 
 log = logging.getLogger(__name__)
+
+
+class _OwnClientNote(logging.Filter):
+    """The bot builds the client itself (API URL, retries); Bolt still finds SLACK_BOT_TOKEN in the
+    environment and warns at every start that it is unused. That warning is expected, so not shown."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+_OWN_CLIENT_NOTE = _OwnClientNote()
 
 
 def create_client(settings: Settings) -> AsyncWebClient:
@@ -40,6 +52,7 @@ def create_app(
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks | None = None,
 ) -> AsyncApp:
+    logging.getLogger("slack_bolt.AsyncApp").addFilter(_OWN_CLIENT_NOTE)  # once: the same filter
     app = AsyncApp(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),

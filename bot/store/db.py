@@ -7,12 +7,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.url import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 from sqlmodel import SQLModel
 
+from bot.domain.errors import InfraError
 from bot.store import models  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 _WRITE = "csb_write"
@@ -53,6 +54,18 @@ def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def _missing_columns(conn: Connection) -> dict[str, list[str]]:
+    """Columns this version's models have and the existing tables lack, per table."""
+    inspector = inspect(conn)
+    lacking: dict[str, list[str]] = {}
+    for table in SQLModel.metadata.sorted_tables:
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        missing = [column.name for column in table.columns if column.name not in present]
+        if missing:
+            lacking[table.name] = missing
+    return lacking
+
+
 class Store:
     """Owns the engine: `write()` for state changes (one committed transaction), `read()` for reads."""
 
@@ -68,8 +81,17 @@ class Store:
         self._write_engine = self.engine.execution_options(**{_WRITE: True})
 
     async def create_tables(self) -> None:
+        """Create what is missing; refuse a database made by an older version rather than fail mid-run."""
         async with self._write_engine.begin() as conn:
             await conn.run_sync(SQLModel.metadata.create_all)
+            lacking = await conn.run_sync(_missing_columns)
+        if lacking:
+            tables = "; ".join(f"table {name} lacks {', '.join(cols)}" for name, cols in lacking.items())
+            raise InfraError(
+                f"the database {make_url(self.url).render_as_string(hide_password=True)} was made by an "
+                f"older csb-bot ({tables}). There are no migrations yet: keep that file for its history "
+                "and point CSB_DATABASE_URL at a new one."
+            )
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
