@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from engine_kit import engine_kit
+from harness import wait_until_hanging
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
@@ -110,6 +111,7 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path
             lane for lane in await kit.lanes(run_id) if lane.role == "mcp" and lane.pair_index == 0
         )
         assert hanging.state is LaneStatus.RUNNING and hanging.timeout_sec == 60 * 10
+        await wait_until_hanging(kit.repo, 1)
         kit.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
         await kit.engine.run_until_idle()
         states = await kit.states(run_id)
