@@ -6,10 +6,8 @@ No timers run: tests call the engine's and notifier's tick functions, and move a
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,22 +28,6 @@ HARBOR = EXAMPLE_BENCH / "bin" / "harbor"
 TOKEN = "xoxb-test-token"
 SECRET = "test-signing-secret"
 CHANNEL = "C0PLAY"
-
-
-HANGING = "hanging until signalled"
-
-
-async def wait_until_hanging(repo: Path, count: int, *, within: float = 30) -> None:
-    """Return once `count` lanes scripted to hang say so in their logs.
-
-    Tests that stop such lanes wait for this first: a SIGINT that lands while the interpreter is still
-    starting can be lost, the lane then lives until the grace period of a clock the test never moves,
-    and the test would wait for its exit forever. This polls a child process, not a timer.
-    """
-    deadline = time.monotonic() + within
-    while sum(HANGING in log.read_text() for log in (repo / "runs").rglob("*.log")) < count:
-        assert time.monotonic() < deadline, f"fewer than {count} lanes reached their hang in {within} s"
-        await asyncio.sleep(0.01)
 
 
 def copy_bench(dest: Path) -> Path:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from engine_kit import engine_kit
-from harness import wait_until_hanging
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
@@ -111,7 +110,6 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path
             lane for lane in await kit.lanes(run_id) if lane.role == "mcp" and lane.pair_index == 0
         )
         assert hanging.state is LaneStatus.RUNNING and hanging.timeout_sec == 60 * 10
-        await wait_until_hanging(kit.repo, 1)
         kit.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
         await kit.engine.run_until_idle()
         states = await kit.states(run_id)
@@ -160,3 +158,23 @@ async def test_lanes_take_sigint_even_when_the_bot_was_started_ignoring_it(tmp_p
         assert "default_int_handler" in log.read_text()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Path) -> None:
+    """CPython can lose a SIGINT that lands while its interpreter starts, so the executor holds a stop
+    for a lane that young until it is `SIGINT_NOT_BEFORE` old: no lane runs on to SIGKILL for that."""
+    async with engine_kit(tmp_path) as kit:
+        kit.script({SLUG: "hang"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        await kit.engine.tick()
+        executor = kit.engine.executor
+        started = [lane.id or 0 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        assert len(started) == 2
+        for lane_id in started:
+            executor.interrupt(lane_id)
+        assert [executor.exit_code(lane_id) for lane_id in started] == [None, None]  # held, not yet sent
+        while any(executor.exit_code(lane_id) is None for lane_id in started):
+            await executor.wait_any()
+        assert [executor.exit_code(lane_id) for lane_id in started] == [130, 130]
+        logs = [path.read_text() for path in (kit.repo / "runs").rglob(f"{SLUG}.log")]
+        assert len(logs) == 2 and all("interrupted by SIGINT" in log for log in logs)

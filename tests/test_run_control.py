@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import CHANNEL, Harness, running_bot, wait_until_hanging
+from harness import CHANNEL, Harness, running_bot
 from test_e2e_run import card_text
 
 from bot.domain.errors import UserInputError
@@ -108,7 +108,6 @@ async def test_cancel_button_asks_why_then_stops_running_lanes(
     async with bot(tmp_path) as h:
         card = await approved_run(h)
         assert h.bot.engine.executor.running_count == 4  # two pairs at the default 4 slots
-        await wait_until_hanging(h.repo, 4)
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
         (view_id,) = h.standin.views
@@ -134,7 +133,6 @@ async def test_modal_without_a_reason_stays_open(tmp_path: Path, monkeypatch: py
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
     async with bot(tmp_path) as h:
         card = await approved_run(h)
-        await wait_until_hanging(h.repo, 4)
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
         (view_id,) = h.standin.views
@@ -172,7 +170,6 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.Monk
     policy.write_text(STAGING_APPROVER_ONLY)
     async with bot(tmp_path, csb_config=policy) as h:
         card = await approved_run(h)
-        await wait_until_hanging(h.repo, 4)
         await h.driver.click_button(OUTSIDER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
         await h.driver.slash_command(OUTSIDER, "cancel 1 --drain I want my slots")

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -27,6 +28,10 @@ log = logging.getLogger(__name__)
 EXIT_UNKNOWN = -1
 _POLL_SECONDS = 0.05
 SPAWN_THREADS = 4  # how often `wait_any` looks at attached processes, which cannot be awaited
+# Harbor is a Python program, and CPython can lose a SIGINT that lands while its interpreter starts
+# (measured here: 1 of 200 signals sent in a child's first 40 ms was never seen). Such a lane would run
+# on until SIGKILL, skipping its teardown, so a lane younger than this gets its SIGINT at this age.
+SIGINT_NOT_BEFORE = 2.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class LocalExecutor:
         self._exits: dict[int, int] = {}
         self._attached: dict[int, int | None] = {}  # lane id → pid (None: already gone when found)
         self._pending: dict[int, asyncio.Future[None]] = {}  # resolved when the lane's process exits
+        self._spawned_at: dict[int, float] = {}  # lane id → monotonic time its process was started
         self._unseen_exits = 0  # exits since `wait_any` last returned
         self._spawner = ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="lane-spawn")
         _let_lanes_take_sigint()
@@ -72,6 +78,7 @@ class LocalExecutor:
 
     def _track(self, lane_id: int, proc: subprocess.Popen[bytes]) -> int:
         self._procs[lane_id] = proc
+        self._spawned_at[lane_id] = time.monotonic()
         self._pending[lane_id] = asyncio.get_running_loop().create_future()
         self._watch_exit(lane_id, proc)
         return proc.pid
@@ -122,9 +129,16 @@ class LocalExecutor:
         self._procs.pop(lane_id, None)
         self._exits.pop(lane_id, None)
         self._attached.pop(lane_id, None)
+        self._spawned_at.pop(lane_id, None)
 
     def interrupt(self, lane_id: int) -> None:
-        """SIGINT the lane's process group so Harbor can tear down containers and sandboxes."""
+        """SIGINT the lane's process group so Harbor can tear down containers and sandboxes; a lane
+        still starting gets it once it is `SIGINT_NOT_BEFORE` seconds old (see there why)."""
+        spawned_at = self._spawned_at.get(lane_id)
+        wait = 0.0 if spawned_at is None else spawned_at + SIGINT_NOT_BEFORE - time.monotonic()
+        if wait > 0:
+            asyncio.get_running_loop().call_later(wait, self._signal, lane_id, signal.SIGINT)
+            return
         self._signal(lane_id, signal.SIGINT)
 
     def kill(self, lane_id: int) -> None:
