@@ -5,8 +5,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine.url import make_url
+from sqlalchemy.exc import ArgumentError
 
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
@@ -73,6 +75,19 @@ class Settings(BaseSettings):
     csb_config: Path = DEFAULT_CONFIG
     csb_harbor: str = "harbor"
 
+    @field_validator("csb_database_url")
+    @classmethod
+    def _sqlite_only(cls, url: str) -> str:
+        """Claims and decisions rely on SQLite's write lock (BEGIN IMMEDIATE); another database would
+        need row locks the store does not take, so it is refused rather than half supported."""
+        try:
+            driver = make_url(url).drivername
+        except ArgumentError:
+            raise ValueError("not a database URL; use sqlite:///path/to/file.db") from None
+        if driver not in ("sqlite", "sqlite+aiosqlite"):
+            raise ValueError(f"only SQLite is supported so far (sqlite:///path/to/file.db), not {driver}")
+        return url
+
     def resolved_repo(self) -> Path:
         return _from_root(self.csb_repo)
 
@@ -112,4 +127,6 @@ def load_settings() -> Settings:
         missing = [str(err["loc"][0]).upper() for err in exc.errors() if err["type"] == "missing"]
         if missing:
             raise InfraError(f"missing environment variable(s): {', '.join(missing)}") from exc
-        raise InfraError(f"invalid settings: {_first_line(exc)}") from exc
+        # Each problem by variable name and message only: the value may hold a password or token.
+        problems = [f"{str(err['loc'][0]).upper()}: {err['msg']}" for err in exc.errors()]
+        raise InfraError(f"invalid settings: {'; '.join(problems)}") from exc

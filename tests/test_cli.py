@@ -65,6 +65,16 @@ def test_database_from_an_older_version_is_one_line_naming_what_it_lacks(tmp_pat
     assert "table runs lacks run_dir, model, parallel" in line and "CSB_DATABASE_URL" in line
 
 
+def test_a_database_other_than_sqlite_is_refused_without_echoing_its_password(tmp_path: Path) -> None:
+    env = bot_env(tmp_path, CSB_DATABASE_URL="postgresql://bench:hunter2-secret@db.internal/csb")
+    result = run(["serve", "--port", "1"], env, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "csb-bot: invalid settings: CSB_DATABASE_URL: Value error, only SQLite is supported so far "
+        "(sqlite:///path/to/file.db), not postgresql"
+    )
+
+
 def test_help_names_the_three_commands(tmp_path: Path) -> None:
     result = run(["--help"], bot_env(tmp_path), cwd=tmp_path)
     assert result.returncode == 0
