@@ -17,10 +17,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-# The browser test drives Debian's chromium (never a downloaded browser); install it before the clock starts.
+# The browser test drives Debian's chromium (never a downloaded browser) and the page's Block Kit renderer
+# is tested under node; install both before the clock starts, so neither test is skipped.
 test: $(STAMP) lint
-	@test -x /usr/bin/chromium || { echo "installing chromium for the playground page test"; \
-		apt-get update && apt-get install -y chromium; }
+	@test -x /usr/bin/chromium && command -v node >/dev/null || { \
+		echo "installing chromium and nodejs for the playground tests"; \
+		apt-get update && apt-get install -y chromium nodejs; }
 	$(BIN)/pytest
 
 lint: $(STAMP)

@@ -101,9 +101,7 @@ def build_bot(
     directory = Directory(client, config.policy, clock)
     queries = QueryService(store, catalog)
     control = RunControlService(store, config.policy, clock, requests, repo)
-    router = CommandRouter(
-        requests, queries, replies, directory, harbor=settings.resolved_harbor(), control=control
-    )
+    router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
     decisions = DecisionHandler(approvals, requests, replies, directory, client)
     inflight = InFlight()
     clicks = RunControlClicks(control, replies, directory, client)

@@ -91,7 +91,21 @@ async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> No
         assert "Dry run" in reply and "3 tasks · 6 lanes" in reply
         assert "BASELINE_MCP_TYPE=none" in reply and "BASELINE_MCP_TYPE=sourcegraph_full" in reply
         assert "--agent-import-path agents.claude_baseline_agent:BaselineClaudeCodeAgent" in reply
+        assert "--timeout-multiplier 10" in reply
+        assert "*Preflight*" in reply and "every task folder is present" in reply
+        assert "SOURCEGRAPH_ACCESS_TOKEN is set" in reply
+        assert "could not be approved" not in reply
         assert h.standin.messages(CHANNEL) == []
+        assert row_count(tmp_path, "run_requests") == 0
+
+
+async def test_dry_run_shows_what_would_block_approval(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix --baseline-only --dry-run")
+        await h.deliver()
+        (reply,) = h.ephemeral_texts(REQUESTER)
+        assert "No clean counterpart result for 3 task(s)" in reply
+        assert "could not be approved" in reply
         assert row_count(tmp_path, "run_requests") == 0
 
 

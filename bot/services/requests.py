@@ -11,7 +11,7 @@ from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.services.checks import CheckRunner
+from bot.services.checks import CheckRunner, RequestChecks
 from bot.settings import EngineConfig
 from bot.store import audit, outbox, requests
 from bot.store.db import Store
@@ -67,6 +67,10 @@ class RunRequestService:
                 hint=USAGE,
             )
         return spec
+
+    async def preflight(self, spec: RunSpec) -> RequestChecks:
+        """The checks a request for `spec` would show on its card, without making one (`--dry-run`)."""
+        return await self._checks.run(spec)
 
     async def submit(self, spec: RunSpec, *, actor: Actor, channel_id: str, response_url: str | None) -> int:
         """Record a pending request with its checks and queue its approval card."""

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from bot.domain.command_line import parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
+from bot.engine.dispatch import LaunchConfig
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
@@ -28,7 +29,7 @@ class CommandRouter:
         replies: ReplyService,
         directory: Directory,
         *,
-        harbor: str,
+        launch: LaunchConfig,
         control: RunControlService | None = None,
     ) -> None:
         self._requests = requests
@@ -36,7 +37,7 @@ class CommandRouter:
         self._directory = directory
         self._queries = queries
         self._replies = replies
-        self._harbor = harbor
+        self._launch = launch
         self._handlers: dict[str, Handler] = {
             "help": self._help,
             "run": self._run,
@@ -66,7 +67,7 @@ class CommandRouter:
         params = parse_run_args(args)
         spec = await self._requests.resolve(params)
         if params.dry_run:
-            return plan_text(spec, self._harbor)
+            return plan_text(spec, await self._requests.preflight(spec), self._launch)
         await self._requests.submit(
             spec,
             actor=await self._directory.actor(command.user_id),

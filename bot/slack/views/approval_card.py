@@ -95,6 +95,14 @@ def _parameter_fields(spec: RunSpec) -> list[MarkdownTextObject]:
 
 
 def _checks(checks: RequestChecks) -> list[Block]:
+    lines = check_lines(checks)
+    if not lines:
+        return []
+    return [_text("*Preflight*\n" + "\n".join(lines))]
+
+
+def check_lines(checks: RequestChecks) -> list[str]:
+    """One line per preflight finding and the pairing guard, as the card and `--dry-run` show them."""
     lines = [
         f"{':white_check_mark:' if line.ok else (':x:' if line.blocking else ':warning:')} {line.message}"
         for line in checks.lines
@@ -105,9 +113,7 @@ def _checks(checks: RequestChecks) -> list[Block]:
         more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
         mark = ":warning:" if checks.unpaired_override else ":x:"
         lines.append(f"{mark} No clean counterpart result for {len(missing)} task(s): {shown}{more}")
-    if not lines:
-        return []
-    return [_text("*Preflight*\n" + "\n".join(lines))]
+    return lines
 
 
 def _context(card: CardView) -> Block:

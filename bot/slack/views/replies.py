@@ -7,8 +7,12 @@ from datetime import timedelta
 
 from bot.csb.command import lane_command, shell_line
 from bot.csb.preflight import AccountHealth
-from bot.domain.spec import RunSpec
+from bot.csb.task_copy import SG_ONLY
+from bot.domain.spec import LaneRole, RunSpec
+from bot.engine.dispatch import LaunchConfig
+from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
+from bot.slack.views.approval_card import check_lines
 from bot.slack.views.format import SECTION_LIMIT, suite_text, user, when
 from bot.slack.views.run_card import duration
 from bot.store.models import AuditEvent
@@ -21,8 +25,8 @@ def _fit(lines: Sequence[str]) -> str:
     return text if len(text) <= SECTION_LIMIT else text[: SECTION_LIMIT - 2] + " …"
 
 
-def plan_text(spec: RunSpec, harbor: str) -> str:
-    """`--dry-run`: what approval would launch, without creating a request."""
+def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str:
+    """`--dry-run`: what approval would launch (lane commands as the engine runs them), requesting nothing."""
     params = spec.params
     lines = [
         f"*Dry run* (nothing was requested): `{params.mode.value}` run of `{params.model}` "
@@ -36,8 +40,20 @@ def plan_text(spec: RunSpec, harbor: str) -> str:
     jobs = f"runs/{params.category.value}/<run_dir>"
     for task in spec.tasks[:PLAN_COMMANDS_SHOWN]:
         for lane in spec.lanes:
-            argv = lane_command(harbor, task.path, params.model, f"{jobs}/{lane.config}")
+            argv = lane_command(
+                launch.harbor,
+                task.path,
+                params.model,
+                f"{jobs}/{lane.config}",
+                daytona=launch.daytona,
+                timeout_multiplier=launch.timeout_multiplier,
+            )
             lines.append(f"`{shell_line(argv, {'BASELINE_MCP_TYPE': lane.mcp_type})}`")
+    if any(lane.role is LaneRole.MCP for lane in spec.lanes):
+        lines.append(f"(An MCP lane of a task with `environment/{SG_ONLY}` runs a copy with it swapped in.)")
+    lines += ["*Preflight*", *check_lines(checks)]
+    if checks.blocking_reasons:
+        lines.append(":x: As it stands this request could not be approved.")
     return _fit(lines)
 
 
