@@ -196,6 +196,9 @@ class OutboxItem(SQLModel, table=True):
         None  # EPHEMERAL rows without a response_url: chat.postEphemeral in the card's channel
     )
     attempts: int = 0
+    # Bumped when the message is asked for again while this row is pending: a send that began
+    # before the bump rendered older state, so marking it sent must not retire the row.
+    generation: int = 0
     next_attempt_at: datetime = Field(sa_column=_time())
     created_at: datetime = Field(sa_column=_time())
     sent_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))

@@ -9,6 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import OutboxItem, OutboxKind, OutboxState
 
+# Kinds whose send renders the current state (an edit or a publish), so sending again is harmless.
+REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME})
+
 
 async def enqueue(
     session: AsyncSession,
@@ -22,11 +25,18 @@ async def enqueue(
     response_url: str | None = None,
     user_id: str | None = None,
 ) -> None:
-    """Add a row unless one for the same message is still pending: that render will show the news too."""
-    pending = await session.execute(
-        select(OutboxItem.id).where(OutboxItem.target == target, OutboxItem.state == OutboxState.PENDING)
-    )
-    if pending.first() is not None:
+    """Add a row unless one for the same message is still pending: that render will show the news too.
+
+    For messages rendered from the tables at send time (cards, App Home) the pending row's generation
+    is bumped, so a send already under way, which read the older state, leaves the row pending for one
+    more render instead of retiring it. Posts are never re-sent that way: they would appear twice.
+    """
+    is_pending = (OutboxItem.target == target) & (OutboxItem.state == OutboxState.PENDING)
+    pending = (await session.execute(select(OutboxItem.id).where(is_pending))).first()
+    if pending is not None:
+        if kind in REDRAWN_KINDS:
+            bump = update(OutboxItem).where(OutboxItem.id == pending[0])
+            await session.execute(bump.values(generation=OutboxItem.generation + 1))
         return
     session.add(
         OutboxItem(
@@ -53,10 +63,22 @@ async def due(session: AsyncSession, now: datetime, limit: int = 50) -> list[Out
     return list(rows.scalars())
 
 
-async def mark_sent(session: AsyncSession, item_id: int, now: datetime) -> None:
-    await session.execute(
-        update(OutboxItem).where(OutboxItem.id == item_id).values(state=OutboxState.SENT, sent_at=now)
+async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> bool:
+    """Retire the row, unless the message was asked for again since `item` was read (then it is due
+    again at once, with its attempts reset: the send itself succeeded). False in that case."""
+    sent = await session.execute(
+        update(OutboxItem)
+        .where(OutboxItem.id == item.id, OutboxItem.generation == item.generation)
+        .values(state=OutboxState.SENT, sent_at=now)
     )
+    if sent.rowcount:
+        return True
+    await session.execute(
+        update(OutboxItem)
+        .where(OutboxItem.id == item.id, OutboxItem.state == OutboxState.PENDING)
+        .values(attempts=0, next_attempt_at=now, error=None)
+    )
+    return False
 
 
 async def mark_dead(session: AsyncSession, item_id: int, error: str) -> None:
