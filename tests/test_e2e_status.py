@@ -4,6 +4,7 @@ that survives a storm of 429s and 5xx from Slack."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,18 @@ async def test_every_message_arrives_once_after_a_storm_of_429_and_5xx(tmp_path:
         assert "Finished" in card_text(top_level[0])
 
 
+async def test_a_slack_outage_longer_than_the_attempts_delays_but_loses_nothing(tmp_path: Path) -> None:
+    few_attempts = "[notifier]\nmax_attempts = 2\ncard_update_seconds = 0\npost_interval_seconds = 0\n"
+    async with running_bot(tmp_path, config_text=few_attempts) as h:
+        h.standin.inject_failure("chat.postMessage", status=503, count=5)
+        card = await request_card_through_storm(h)  # five failed posts, then Slack is back
+        assert "CSB run request #1" in card_text(card)
+        failed = [c for c in h.standin.calls_to("chat.postMessage") if not c.ok]
+        assert len(failed) == 5
+        with sqlite3.connect(tmp_path / "bot.db") as db:
+            assert db.execute("select count(*) from outbox where state = 'DEAD'").fetchone()[0] == 0
+
+
 async def request_card_through_storm(h: Harness) -> dict[str, Any]:
     await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
     await settle(h)
@@ -134,6 +147,7 @@ async def test_app_home_lists_what_waits_for_me_and_refreshes(tmp_path: Path) ->
         await h.deliver()
         home = h.standin.home(APPROVER)
         assert home is not None and "Nothing right now" in card_text(home)
+        assert "Queue*: 0 queued · 0 running · 0/4 slots busy" in card_text(home)  # 4: the default pool
         await request_card(h)
         await h.deliver()
         home = h.standin.home(APPROVER)
@@ -145,3 +159,10 @@ async def test_app_home_lists_what_waits_for_me_and_refreshes(tmp_path: Path) ->
         await h.deliver()
         home = h.standin.home(APPROVER)
         assert home is not None and "Nothing right now" in card_text(home)
+        assert re.search(r"Queue\*: 1 queued · 0 running · 0/\d+ slots busy", card_text(home))
+
+        await h.run_lanes()
+        await h.driver.app_home_opened(REQUESTER)
+        await h.deliver()
+        mine = card_text(h.standin.home(REQUESTER) or {})
+        assert "Your runs" in mine and "#1* `csb_sdlc_fix` finished" in mine and "3/3 pairs" in mine

@@ -11,7 +11,7 @@ from bot.domain.policy import Actor, PolicyConfig, may_approve
 from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.slack.render import load_run_card
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
-from bot.store import homes, runs
+from bot.store import homes, queue, runs
 from bot.store.models import RunRequest, RunState
 
 
@@ -40,7 +40,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         runs_queued=sum(1 for run in active if run.state is RunState.QUEUED),
         runs_running=sum(1 for run in active if run.state is not RunState.QUEUED),
         lanes_running=await runs.count_running(session),
-        slots=None,
+        slots=await queue.published_slots(session),
         official=[
             await _result(session, request, run.id or 0)
             for request, run in await homes.last_finished(session, "official")

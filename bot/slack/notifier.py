@@ -59,6 +59,11 @@ PERMANENT_ERRORS = frozenset(
         "cant_update_message",
     }
 )
+# Slack's words for "not now": with HTTP 5xx, 429 and network errors, an outage. Those are retried
+# until Slack is back, however long that takes; only other errors count toward `max_attempts`.
+TRANSIENT_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
 NOT_IN_CHANNEL_TEXT = (
     "I'm not in this channel, so I can't post the approval card here. "
     "Invite me with `/invite @csb` and run the command again."
@@ -131,13 +136,16 @@ class Notifier:
             await self._postpone(item, wait.until, str(wait), count=False)
             return 0
         except SlackApiError as exc:
-            await self._failed(item, str(exc.response.get("error", "unknown_error")), _retry_after(exc))
+            error = str(exc.response.get("error", "unknown_error"))
+            status = exc.response.status_code
+            outage = error in TRANSIENT_ERRORS or status >= 500 or status == 429
+            await self._failed(item, error, _retry_after(exc), outage=outage)
             return 0
         except (aiohttp.ClientError, TimeoutError) as exc:
-            await self._failed(item, f"{type(exc).__name__}: {exc}", None)
+            await self._failed(item, f"{type(exc).__name__}: {exc}", None, outage=True)
             return 0
         async with self._store.write() as session:
-            await outbox.mark_sent(session, item.id, self._clock.now())
+            await outbox.mark_sent(session, item, self._clock.now())
         return 1
 
     async def _send(self, item: OutboxItem) -> None:
@@ -321,14 +329,22 @@ class Notifier:
         return str(response["ts"])
 
     async def _find_posted(self, channel: str, thread_ts: str | None, key: str) -> str | None:
-        if thread_ts:
-            response = await self._client.conversations_replies(
-                channel=channel, ts=thread_ts, include_all_metadata=True, limit=200
-            )
-        else:
-            response = await self._client.conversations_history(
-                channel=channel, include_all_metadata=True, limit=100
-            )
+        try:
+            if thread_ts:
+                response = await self._client.conversations_replies(
+                    channel=channel, ts=thread_ts, include_all_metadata=True, limit=200
+                )
+            else:
+                response = await self._client.conversations_history(
+                    channel=channel, include_all_metadata=True, limit=100
+                )
+        except SlackApiError as exc:
+            if exc.response.get("error") != "missing_scope":
+                raise
+            # A DM's history needs im:history, which the app does not ask for: a possible duplicate
+            # is better than a message that can never be sent.
+            log.warning("cannot look for an earlier post of %s in %s (missing_scope); posting", key, channel)
+            return None
         for message in response.get("messages", []):
             if _metadata_key(message) == key:
                 return str(message["ts"])
@@ -371,9 +387,11 @@ class Notifier:
 
     # -- failures ----------------------------------------------------------------------------------------
 
-    async def _failed(self, item: OutboxItem, error: str, retry_after: float | None) -> None:
+    async def _failed(self, item: OutboxItem, error: str, retry_after: float | None, *, outage: bool) -> None:
+        """An outage delays a message but never loses it; an error no retry fixes gives it up."""
         assert item.id is not None
-        if error in PERMANENT_ERRORS or item.attempts + 1 >= self._config.max_attempts:
+        exhausted = not outage and item.attempts + 1 >= self._config.max_attempts
+        if error in PERMANENT_ERRORS or exhausted:
             await self._give_up(item, error)
             return
         delay = outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)

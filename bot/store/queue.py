@@ -93,6 +93,11 @@ async def _lane_counts(session: AsyncSession) -> tuple[dict[int, int], dict[int,
     return queued, running
 
 
-async def _published_slots(session: AsyncSession) -> int:
+async def published_slots(session: AsyncSession) -> int | None:
+    """The slot pool the engine holding the lease works with; None before any engine has run."""
     held = await lease.get_lease(session)
-    return held.slots if held is not None and held.slots > 0 else DEFAULT_SLOTS
+    return held.slots if held is not None and held.slots > 0 else None
+
+
+async def _published_slots(session: AsyncSession) -> int:
+    return await published_slots(session) or DEFAULT_SLOTS
