@@ -49,7 +49,12 @@ async def test_help_lists_the_subcommands(tmp_path: Path) -> None:
         ("run --full-config nope", ["mcp-remote-direct"]),
         ("run --parallel 1", ["at least 2"]),
         ("run --selection-file configs/missing.json", ["configs/missing.json"]),
+        ("run --parallel 64", ["above the limit for staging runs", "from 2 to 60"]),
+        ("run --suite-file benchmarks/suites/csb-example.json --selection-file configs/x.json", ["give one"]),
         ("frobnicate", ["unknown subcommand"]),
+        ("status seven", ["expected a run number"]),
+        ("audit 99", ["there is no request or run #99"]),
+        ("resume 1 now", ["unexpected `now`"]),
     ],
 )
 async def test_bad_input_gets_an_ephemeral_error_with_valid_values(
@@ -62,6 +67,7 @@ async def test_bad_input_gets_an_ephemeral_error_with_valid_values(
         (reply,) = h.ephemeral_texts(REQUESTER)
         for fragment in expected:
             assert fragment in reply
+        assert reply.splitlines()[-1].startswith("Usage: `/csb "), reply  # always ends with how to type it
         assert h.standin.messages(CHANNEL) == []
         assert row_count(tmp_path, "run_requests") == 0
 
@@ -81,6 +87,17 @@ async def test_selection_file_and_single_lane_modes_on_the_card(tmp_path: Path) 
         # No baseline results exist yet, so the pairing guard refuses the single-lane run.
         assert "No clean counterpart result for 3 task(s)" in shown
         assert labels(card) == ["Reject", "Edit"]
+
+
+async def test_help_run_lists_what_this_checkout_and_policy_allow(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        await h.driver.slash_command(REQUESTER, "help run")
+        await h.deliver()
+        (text,) = h.ephemeral_texts(REQUESTER)
+        assert "`--parallel`" in text and "Example: `/csb run" in text
+        assert "suites in `benchmarks/suites/csb-example.json`: `csb_org_onboarding`, `csb_sdlc_" in text
+        assert "`mcp-remote-direct`" in text and "`mcp-remote-artifact`" in text
+        assert "staging at most" in text and "official at most" in text and "(default 4)" in text
 
 
 async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> None:

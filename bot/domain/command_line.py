@@ -34,7 +34,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "audit",
     "accounts",
 )
-COMMAND_USAGE = "/csb <subcommand> … — `/csb help` lists them"
+COMMAND_USAGE = "/csb <subcommand> [arguments]"
 
 _HELP_ALIASES = frozenset({"--help", "-h", "?"})
 # Slack clients turn `--` into an em or en dash and straight quotes into curly ones; spaces pasted

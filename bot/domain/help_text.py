@@ -19,7 +19,7 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "help": "`/csb help [run]` — this list, or the flags of `run`",
     "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
     "status": "`/csb status [run]` — queued and running runs, or one run's progress",
-    "cancel": "`/csb cancel <run>` — stop a run: queued lanes are dropped, running ones stopped",
+    "cancel": "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes)",
     "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
     "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
@@ -36,7 +36,7 @@ def help_overview(available: Collection[str] = SUBCOMMANDS) -> str:
 
 
 def run_help(defaults_note: str | None = None) -> str:
-    """The flags of `/csb run`; `defaults_note` says what "auto" means on this deployment."""
+    """The flags of `/csb run`; `defaults_note` adds what this deployment allows (suites, configs, bounds)."""
     lines = [
         "*`/csb run`*: nothing starts until someone approves the card.",
         f"`{USAGE}`",

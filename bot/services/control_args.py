@@ -10,6 +10,8 @@ from bot.domain.outcome import LaneStatus
 RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
 CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
 RESUME_USAGE = "/csb resume <run>"
+STATUS_USAGE = "/csb status [run]"
+AUDIT_USAGE = "/csb audit <run>"
 RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout]"
 
 

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
+from bot.csb.configs import accepted_full_configs, load_eval_matrix
 from bot.csb.preflight import AccountHealth, account_health
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
+from bot.services.control_args import AUDIT_USAGE, STATUS_USAGE
 from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
 from bot.store.models import AuditEvent
@@ -38,6 +40,11 @@ class QueryService:
         path = await asyncio.to_thread(self._catalog.default_task_file)
         return path, await asyncio.to_thread(self._catalog.suites, path)
 
+    async def full_configs(self) -> list[str]:
+        """The values `--full-config` takes in this checkout (its `configs/eval_matrix.json`)."""
+        matrix = await asyncio.to_thread(load_eval_matrix, self._catalog.repo)
+        return accepted_full_configs(matrix)
+
     async def accounts(self) -> AccountHealth | None:
         """CSB's own account verdict (`account_health.py preflight`); None when the checkout lacks it."""
         return await asyncio.to_thread(account_health, self._catalog.repo)
@@ -49,13 +56,13 @@ class QueryService:
     async def run_progress(self, run_id: int) -> RunProgress:
         async with self._store.read() as session:
             if await runs.get_run(session, run_id) is None:
-                raise UserInputError(f"there is no run #{run_id}", hint="/csb status [run]")
+                raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
             return await self._progress(session, run_id)
 
     async def audit_trail(self, request_id: int) -> list[AuditEvent]:
         async with self._store.read() as session:
             if await requests.get_request(session, request_id) is None:
-                raise UserInputError(f"there is no request or run #{request_id}", hint="/csb audit <run>")
+                raise UserInputError(f"there is no request or run #{request_id}", hint=AUDIT_USAGE)
             return await audit.events_for(session, request_id)
 
     @staticmethod

@@ -68,6 +68,10 @@ class RunRequestService:
             )
         return spec
 
+    def parallel_range(self, category: Category) -> tuple[int, int]:
+        """`--parallel` for `category`: the default when it is not given, and the policy's maximum."""
+        return self._engine.default_parallel, self._policy.for_category(category).max_parallel
+
     async def preflight(self, spec: RunSpec) -> RequestChecks:
         """The checks a request for `spec` would show on its card, without making one (`--dry-run`)."""
         return await self._checks.run(spec)

@@ -21,7 +21,7 @@ from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.services.control_args import CANCEL_USAGE, RERUNNABLE
+from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
 from bot.store.models import Lane, Run, RunRequest, RunState
@@ -206,7 +206,7 @@ class RunControlService:
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
-                raise UserInputError(f"there is no run #{run_id}", hint="/csb status")
+                raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
             request = await requests.get_request(session, run.request_id)
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from bot.domain.command_line import parse_command, parse_run_args
+from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
+from bot.domain.spec import Category
 from bot.engine.dispatch import LaunchConfig
-from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args
+from bot.services.control_args import (
+    AUDIT_USAGE,
+    CANCEL_USAGE,
+    RERUN_USAGE,
+    RESUME_USAGE,
+    STATUS_USAGE,
+    parse_cancel_args,
+    parse_rerun_args,
+    parse_resume_args,
+)
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
@@ -16,7 +26,14 @@ from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
 from bot.slack.errors import describe
 from bot.slack.payloads import SlashCommand
-from bot.slack.views.replies import accounts_text, audit_text, plan_text, status_text, suites_text
+from bot.slack.views.replies import (
+    accounts_text,
+    audit_text,
+    checkout_values,
+    plan_text,
+    status_text,
+    suites_text,
+)
 
 Handler = Callable[[SlashCommand, str], Awaitable[str | None]]
 
@@ -55,13 +72,21 @@ class CommandRouter:
             line = parse_command(command.text)
             handler = self._handlers.get(line.name, self._not_yet)
             reply = await handler(command, line.args)
+        except UserInputError as exc:
+            reply = describe(exc)
+            if not (exc.hint or "").startswith("/csb"):  # every input error ends with how to type it
+                reply += f"\nUsage: `{_usage_of(command.text)}`"
         except Exception as exc:
             reply = describe(exc)
         if reply:
             await self._replies.ephemeral(command.response_url, reply)
 
     async def _help(self, _command: SlashCommand, args: str) -> str:
-        return run_help() if args.strip() == "run" else help_overview(self._handlers.keys())
+        if args.strip() != "run":
+            return help_overview(self._handlers.keys())
+        task_file, suites = await self._queries.suites()
+        limits = {category: self._requests.parallel_range(category) for category in Category}
+        return run_help(checkout_values(task_file, suites, await self._queries.full_configs(), limits))
 
     async def _run(self, command: SlashCommand, args: str) -> str | None:
         params = parse_run_args(args)
@@ -82,14 +107,14 @@ class CommandRouter:
 
     async def _status(self, command: SlashCommand, args: str) -> str | None:
         if args.strip():
-            run_id = _run_id(args, "/csb status [run]")
+            run_id = _run_id(args, STATUS_USAGE)
             await self._queries.run_progress(run_id)  # a clear error for a run that does not exist
             await self._replies.card_copy(command.response_url, run_id)
             return None
         return status_text(await self._queries.active_runs())
 
     async def _audit(self, _command: SlashCommand, args: str) -> str:
-        request_id = _run_id(args, "/csb audit <run>")
+        request_id = _run_id(args, AUDIT_USAGE)
         return audit_text(request_id, await self._queries.audit_trail(request_id))
 
     async def _cancel(self, command: SlashCommand, args: str) -> str:
@@ -121,6 +146,23 @@ class CommandRouter:
     async def _not_yet(self, command: SlashCommand, _args: str) -> str:
         name = command.text.split(maxsplit=1)[0]
         raise UserInputError(f"`/csb {name}` is not available in this version of the bot", hint="/csb help")
+
+
+USAGES = {
+    "run": USAGE,
+    "help": "/csb help [run]",
+    "status": STATUS_USAGE,
+    "cancel": CANCEL_USAGE,
+    "resume": RESUME_USAGE,
+    "rerun": RERUN_USAGE,
+    "audit": AUDIT_USAGE,
+}
+
+
+def _usage_of(text: str) -> str:
+    words = text.split(maxsplit=1)
+    name = words[0].lower() if words else ""
+    return USAGES.get(name, f"/csb {name}" if name in SUBCOMMANDS else COMMAND_USAGE)
 
 
 def _run_id(args: str, usage: str) -> int:

@@ -30,7 +30,8 @@ def describe(exc: BaseException) -> str:
 
 
 def _usage(hint: str) -> str:
-    return hint if hint.startswith("Usage") else f"Usage: `{hint}`"
+    """A command line is shown as the usage; any other hint (how to fix it) as it is."""
+    return f"Usage: `{hint}`" if hint.startswith("/csb") else hint
 
 
 def _ref() -> str:

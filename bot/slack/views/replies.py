@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 from bot.csb.command import lane_command, shell_line
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
-from bot.domain.spec import LaneRole, RunSpec
+from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.engine.dispatch import LaunchConfig
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
@@ -55,6 +55,26 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str
     if checks.blocking_reasons:
         lines.append(":x: As it stands this request could not be approved.")
     return _fit(lines)
+
+
+def checkout_values(
+    task_file: str,
+    suites: dict[str, int],
+    full_configs: Sequence[str],
+    parallel: Mapping[Category, tuple[int, int]],
+) -> str:
+    """What `/csb help run` adds about this deployment: the values its checkout and policy allow."""
+    bounds = "; ".join(
+        f"{kind.value} at most {most} (default {default})" for kind, (default, most) in parallel.items()
+    )
+    return "\n".join(
+        [
+            "*In this checkout*",
+            f"• suites in `{task_file}`: " + ", ".join(f"`{key}`" for key in sorted(suites)),
+            "• `--full-config`: " + ", ".join(f"`{name}`" for name in full_configs),
+            f"• `--parallel`: {bounds}; a paired run needs at least 2",
+        ]
+    )
 
 
 def suites_text(task_file: str, suites: dict[str, int]) -> str:
