@@ -218,6 +218,10 @@ async def test_paused_run_is_resumed_by_command(tmp_path: Path, monkeypatch: pyt
         await h.run_lanes()
         assert await run_state(h) is RunState.FINISHED
         assert ("resumed", REQUESTER, None) in audit(tmp_path)
+        with sqlite3.connect(tmp_path / "bot.db") as db:  # the pause rule counts afresh, the notes do not
+            counts = db.execute("select infra_failures, infra_failures_total from runs").fetchone()
+        since_resume, total = counts
+        assert since_resume == 0 and total >= 4
         await h.driver.slash_command(REQUESTER, "resume 1")
         await h.deliver()
         assert "is finished, not paused" in h.ephemeral_texts(REQUESTER)[-1]

@@ -197,7 +197,7 @@ class Notifier:
             async with self._store.write() as session:
                 await requests.set_card_ts(session, request.id, ts)
         if view.run is not None and run is not None:
-            await self._queue_milestones(request.id, reached(view.run, run.infra_failures))
+            await self._queue_milestones(request.id, reached(view.run, run.infra_failures_total))
         await self._queue_home_refresh()
 
     async def _queue_milestones(self, request_id: int, milestones: Sequence[Any]) -> None:

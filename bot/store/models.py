@@ -113,6 +113,7 @@ class Run(SQLModel, table=True):
     # infrastructure: their ratio pauses the run.
     attempts_done: int = 0
     infra_failures: int = 0
+    infra_failures_total: int = 0  # never reset: the thread's retry-storm notes count these
     paused_reason: str | None = None
 
 

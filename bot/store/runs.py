@@ -134,6 +134,7 @@ async def count_attempts(session: AsyncSession, run_id: int, *, attempts: int, i
         .values(
             attempts_done=Run.attempts_done + attempts,
             infra_failures=Run.infra_failures + infra,
+            infra_failures_total=Run.infra_failures_total + infra,
         )
     )
 
