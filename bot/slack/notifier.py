@@ -269,15 +269,18 @@ class Notifier:
         await self._queue_dm(request, f"Run #{run.id} finished: {message.text}")
 
     async def _queue_dm(self, request: RunRequest, text: str) -> None:
+        """Once per run, ever: a report row sent again (its mark lost in a crash) must not DM twice."""
+        target = f"dm:finished:{request.id}"
         async with self._store.write() as session:
-            await outbox.enqueue(
-                session,
-                kind=OutboxKind.DM,
-                target=f"dm:finished:{request.id}",
-                now=self._clock.now(),
-                request_id=request.id,
-                text=text,
-            )
+            if not await outbox.exists(session, target):
+                await outbox.enqueue(
+                    session,
+                    kind=OutboxKind.DM,
+                    target=target,
+                    now=self._clock.now(),
+                    request_id=request.id,
+                    text=text,
+                )
 
     async def _send_notice(self, item: OutboxItem) -> None:
         request = await self._request_of(item)
