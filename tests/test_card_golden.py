@@ -1,5 +1,6 @@
-"""Golden files of the card for fixed inputs: pending with a blocking check, approved and running,
-finished. Rewrite with `UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_card_golden.py` and review the diff."""
+"""Golden files of the card for fixed inputs: pending with a blocking check, approved and queued,
+running, paused, voided before launch, finished. Rewrite them with
+`UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_card_golden.py` and review the diff."""
 
 from __future__ import annotations
 
@@ -62,7 +63,41 @@ def run_card(state: str, done: int) -> RunCardView:
     )
 
 
+QUEUED = RunCardView(
+    run_id=7, state="queued", pairs_done=0, pairs_total=3, lanes_running=0, lanes_queued=6,
+    queue_position=2, eta_seconds=340.0, now=AT,
+)  # fmt: skip
+PAUSED = RunCardView(
+    run_id=7, state="paused", pairs_done=1, pairs_total=3, lanes_running=0, lanes_queued=2,
+    counts={"baseline": {LaneStatus.PASSED: 1, LaneStatus.ERRORED: 1}, "mcp": {LaneStatus.ERRORED: 2}},
+    started_at=AT, now=AT + timedelta(minutes=3),
+    paused_reason="4 of 4 lane attempts failed on infrastructure",
+)  # fmt: skip
+VOIDED = RunCardView(
+    run_id=7, state="cancelled", pairs_done=0, pairs_total=3, lanes_running=0, lanes_queued=0,
+    lanes_cancelled=6, finished_at=AT, now=AT,
+    stop_reason="the approval is void: the suite file or task list changed after it was approved",
+)  # fmt: skip
+
+
+def approved(run: RunCardView) -> CardView:
+    return CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.APPROVED,
+        approvals=("U0BOB",),
+        decided_by="U0BOB",
+        decided_at=AT,
+        run=run,
+    )
+
+
 CASES = {
+    "card_queued.json": approved(QUEUED),
+    "card_paused.json": approved(PAUSED),
+    "card_voided_at_launch.json": approved(VOIDED),
     "card_pending_blocked.json": CardView(
         request_id=7,
         spec=SPEC,
