@@ -107,28 +107,8 @@ CASES = {
         checks=BLOCKED,
         expires_at=AT + timedelta(hours=24),
     ),
-    "card_running.json": CardView(
-        request_id=7,
-        spec=SPEC,
-        spec_hash="ab" * 32,
-        requester="U0ALICE",
-        state=RequestState.APPROVED,
-        approvals=("U0BOB",),
-        decided_by="U0BOB",
-        decided_at=AT,
-        run=run_card("running", 1),
-    ),
-    "card_finished.json": CardView(
-        request_id=7,
-        spec=SPEC,
-        spec_hash="ab" * 32,
-        requester="U0ALICE",
-        state=RequestState.APPROVED,
-        approvals=("U0BOB",),
-        decided_by="U0BOB",
-        decided_at=AT,
-        run=run_card("finished", 3),
-    ),
+    "card_running.json": approved(run_card("running", 1)),
+    "card_finished.json": approved(run_card("finished", 3)),
 }
 
 
