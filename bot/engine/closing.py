@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import audit, lanes, outbox, requests, runs
+from bot.store import audit, lanes, outbox, runs
 from bot.store.models import OutboxKind, Run, RunState
 
 _STOPPING = (RunState.DRAINING, RunState.CANCELLING)
@@ -47,17 +47,7 @@ async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
 async def announce_close(session: AsyncSession, run: Run, action: str, now: datetime) -> None:
     """Audit the close and queue the final status and report."""
     assert run.id is not None
-    request = await requests.get_request(session, run.request_id)
-    assert request is not None
-    await audit.record(
-        session,
-        request_id=run.request_id,
-        run_id=run.id,
-        action=action,
-        actor="csb-bot",
-        at=now,
-        spec_hash=request.spec_hash,
-    )
+    await audit.record_run(session, run, action, now)
     await outbox.redraw_run(session, run.id, now)
     await outbox.enqueue(
         session, kind=OutboxKind.SUMMARY, target=summary_target(run.id), now=now, run_id=run.id

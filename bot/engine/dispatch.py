@@ -30,7 +30,7 @@ from bot.engine.executor import LaneLaunch, LocalExecutor
 from bot.engine.processes import MARKER_ENV
 from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
-from bot.store import accounts, audit, lanes, lease, outbox, requests, runs
+from bot.store import accounts, audit, lanes, lease, outbox, runs
 from bot.store.db import Store
 from bot.store.lanes import LaneClaim
 from bot.store.lease import Claimant
@@ -208,17 +208,7 @@ class Dispatcher:
         assert run.id is not None
         if run.state is not RunState.QUEUED or not await runs.mark_run_started(session, run.id, now):
             return
-        request = await requests.get_request(session, run.request_id)
-        assert request is not None
-        await audit.record(
-            session,
-            request_id=run.request_id,
-            run_id=run.id,
-            action="launched",
-            actor="csb-bot",
-            at=now,
-            spec_hash=request.spec_hash,
-        )
+        await audit.record_run(session, run, "launched", now)
         await outbox.redraw_run(session, run.id, now)
 
     def _copies_task(self, lane: Lane) -> bool:

@@ -93,7 +93,7 @@ def describe_drift(approved: RunSpec, current: RunSpec) -> str:
 
 async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime) -> None:
     """One guarded transition (queued → cancelled), so a run that started meanwhile is left alone."""
-    run_id, request = verdict.run.id or 0, verdict.request
+    run_id = verdict.run.id or 0
     voided = await runs.move_run(
         session,
         run_id,
@@ -106,17 +106,7 @@ async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime) -> N
     if not voided:
         return
     dropped = await lanes.cancel_queued_lanes(session, run_id, now, reason=f"not started: {VOID_NOTE}")
-    await audit.record(
-        session,
-        request_id=request.id or 0,
-        run_id=run_id,
-        action="voided",
-        actor="csb-bot",
-        at=now,
-        spec_hash=request.spec_hash,
-        revision=request.revision,
-        reason=f"at launch, {verdict.drift}",
-    )
+    await audit.record_run(session, verdict.run, "voided", now, reason=f"at launch, {verdict.drift}")
     text = (
         f":no_entry: Run #{run_id} did not start: {VOID_NOTE} ({verdict.drift}). "
         f"{dropped} lanes were dropped before launch; request it again to run the current tasks."

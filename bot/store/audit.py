@@ -7,7 +7,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.models import AuditEvent
+from bot.store.models import AuditEvent, Run, RunRequest
+
+BOT_ACTOR = "csb-bot"
 
 
 async def record(
@@ -33,6 +35,25 @@ async def record(
             revision=revision,
             reason=reason,
         )
+    )
+
+
+async def record_run(
+    session: AsyncSession, run: Run, action: str, at: datetime, reason: str | None = None
+) -> None:
+    """A run's state change made by the bot itself, under the spec hash and revision that were approved."""
+    request = await session.get(RunRequest, run.request_id)
+    assert request is not None
+    await record(
+        session,
+        request_id=run.request_id,
+        run_id=run.id,
+        action=action,
+        actor=BOT_ACTOR,
+        at=at,
+        spec_hash=request.spec_hash,
+        revision=request.revision,
+        reason=reason,
     )
 
 
