@@ -2,6 +2,9 @@
 # they create .venv themselves (installing python3-venv first when the machine lacks it).
 
 PYTHON ?= python3
+# Installs the Debian packages named after it: prints the list first, installs only those (no recommends,
+# no upgrade of what is already there); without root it prints the command to run and stops.
+NEED_DEBIAN := sh bin/need-debian-packages
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
@@ -10,27 +13,28 @@ STAMP := $(VENV)/.installed-stamp
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "csb-bot needs Python 3.11 or newer")'
-	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || { \
-		echo "installing python3-venv"; apt-get update -qq && apt-get install -y -qq python3-venv; }
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || $(NEED_DEBIAN) python3-venv
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
 # The browser test drives Debian's chromium (never a downloaded browser) and the page's Block Kit renderer
-# is tested under node; install both before the clock starts, so neither test is skipped.
+# is tested under node; install what is missing before the clock starts, so neither test is skipped.
 test: $(STAMP) lint
-	@test -x /usr/bin/chromium && command -v node >/dev/null || { \
-		echo "installing chromium and nodejs for the playground tests"; \
-		apt-get update && apt-get install -y chromium nodejs; }
+	@missing=""; \
+	test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	test -z "$$missing" || $(NEED_DEBIAN) $$missing
 	$(BIN)/pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000.
 playground: $(STAMP)
-	$(BIN)/csb-bot playground
+	$(BIN)/csb-bot playground $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
 check: $(STAMP)
 	$(BIN)/csb-bot check

@@ -1,6 +1,6 @@
 """Small CSB-shaped checkouts built in a temporary folder from the real CSB fixtures.
 
-The fixtures live in the shared folder beside the repository, so tests find them relative to this file.
+The fixtures are real CSB data files kept in `tests/fixtures/csb/` (their origin is in `tests/fixtures/README.md`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "csb" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "csb"
 
 SUITE_FIXTURE = "suite_csb-v2-dual264.truncated.json"
 CGEN_SELECTION = "selection_cgen_rerun.json"

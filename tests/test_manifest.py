@@ -9,7 +9,7 @@ import jsonschema
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA = ROOT.parent / "shared" / "slack" / "manifest.schema.1.0.0.json"
+SCHEMA = ROOT / "tests" / "fixtures" / "slack" / "manifest.schema.1.0.0.json"
 CONTRACT_SCOPES = {
     "commands",
     "chat:write",
