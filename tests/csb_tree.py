@@ -1,6 +1,7 @@
 """Small CSB-shaped checkouts built in a temporary folder from the real CSB fixtures.
 
-The fixtures are real CSB data files kept in `tests/fixtures/csb/` (their origin is in `tests/fixtures/README.md`).
+The fixtures are real CSB data files kept in `tests/fixtures/csb/`; `tests/fixtures/README.md` says where
+each came from.
 """
 
 from __future__ import annotations
