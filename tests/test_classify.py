@@ -45,8 +45,10 @@ def test_every_trial_fixture_is_classified() -> None:
         (_reward(0), LaneStatus.FAILED, 0.0),
         (_reward(0.0), LaneStatus.FAILED, 0.0),
         (_reward(None), LaneStatus.FAILED, None),
-        (_reward("0.9"), LaneStatus.FAILED, None),
-        (_reward(True), LaneStatus.FAILED, None),
+        (_reward("0.9"), LaneStatus.PASSED, 0.9),  # CSB's tool casts with float()
+        (_reward(True), LaneStatus.PASSED, 1.0),
+        (_reward("n/a"), LaneStatus.FAILED, None),
+        ({"verifier_result": {"rewards": {"reward": None, "score": 0.25}}}, LaneStatus.PASSED, 0.25),
         ({"exception_info": None, "verifier_result": None}, LaneStatus.FAILED, None),
         ({"exception_info": None}, LaneStatus.FAILED, None),
         ({"verifier_result": {"rewards": {"score": 0.5}}}, LaneStatus.PASSED, 0.5),
@@ -181,3 +183,19 @@ def test_missing_result_reason_falls_back_to_the_last_log_line() -> None:
     assert (
         outcome.reason == "harbor exited 2 without a trial result; log: FileNotFoundError: benchmarks/tasks/x"
     )
+
+
+@pytest.mark.parametrize(("reward", "status"), [(1.0, LaneStatus.PASSED), (0.0, LaneStatus.FAILED)])
+def test_timed_out_but_scored_counts_as_scored(reward: float, status: LaneStatus) -> None:
+    """CSB's classify_task: AgentTimeoutError with a reward is completed_pass/completed_fail, not errored."""
+    data = {**_errored("AgentTimeoutError", "Agent execution timed out"), **_reward(reward)}
+    data["exception_info"] = _errored("AgentTimeoutError", "x")["exception_info"]
+    outcome = classify_trial(data)
+    assert (outcome.status, outcome.reward, outcome.exception_type) == (status, reward, "AgentTimeoutError")
+
+
+def test_timed_out_without_reward_and_other_exceptions_with_reward_are_errored() -> None:
+    no_reward = _errored("AgentTimeoutError", "Agent execution timed out")
+    other = {**_reward(1.0), "exception_info": _errored("VerifierTimeoutError", "x")["exception_info"]}
+    assert classify_trial(no_reward).status is LaneStatus.ERRORED
+    assert classify_trial(other).status is LaneStatus.ERRORED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from csb_tree import build_tree, fixture_json, write_json
 
 from bot.csb import Catalog, counterpart_config, missing_counterparts
+from bot.csb.counterparts import normalise_task_name
 from bot.domain.spec import DEFAULT_MODEL, Mode, RunParams, RunSpec
 
 SONNET = "anthropic/claude-sonnet-4-6"
@@ -91,7 +93,7 @@ def test_baseline_only_finds_clean_mcp_trials_under_any_run_name(repo: Path) -> 
 
 def test_trials_that_are_not_clean_counterparts_do_not_count(repo: Path) -> None:
     camel, django, etcd, postgres = DESIGN
-    errored = {"exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "late"}}
+    errored = {"exception_info": {"exception_type": "NonZeroAgentExitCodeError", "exception_message": "x"}}
     _trial(repo, "staging/a", "mcp-remote-direct", camel, **errored)
     _trial(repo, "staging/b", "mcp-remote-direct", django, model=SONNET)
     _trial(repo, "staging/c", "baseline-local-direct", etcd)  # the same lane, not the other one
@@ -160,3 +162,39 @@ def test_unreadable_files_are_skipped(repo: Path) -> None:
     broken = _trial(repo, "staging/a", "mcp-remote-direct", DESIGN[0])
     broken.write_text("")
     assert missing_counterparts(repo, _spec(repo, Mode.BASELINE_ONLY)) == DESIGN
+
+
+def test_task_copies_and_timed_out_but_scored_trials_count(repo: Path) -> None:
+    """MCP trials run from `mcp_<task>_<6>` copies (CSB's names) and scored timeouts are counterparts."""
+    camel, django, etcd, postgres = DESIGN
+    _trial(repo, "staging/a", "mcp-remote-direct", camel, folder="mcp_camel-routing-arch-001_x1y2z3__AbC1234")
+    data_name = {"task_name": "mcp_camel-routing-arch-001_x1y2z3"}
+    _trial(repo, "staging/b", "mcp-remote-direct", django)
+    scored = {
+        "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "late"},
+        "verifier_result": {"rewards": {"reward": 0.0}},
+    }
+    _trial(repo, "staging/c", "mcp-remote-direct", etcd, **scored)
+    _trial(
+        repo, "staging/d", "mcp-remote-direct", postgres, folder="sgonly_postgres-query-exec-arch__AbC1234"
+    )
+    path = next((repo / "runs/staging/a").rglob("result.json"))
+    data = json.loads(path.read_text())
+    data.update(data_name)
+    path.write_text(json.dumps(data))
+    assert missing_counterparts(repo, _spec(repo, Mode.BASELINE_ONLY)) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "task"),
+    [
+        ("mcp_camel-routing-arch-001_x1y2z3", "camel-routing-arch-001"),
+        ("bl_camel-routing-arch-001_ab12cd", "camel-routing-arch-001"),
+        ("sgonly_camel-routing-arch-001", "camel-routing-arch-001"),
+        ("sdlc_design_camel-routing-arch-001", "camel-routing-arch-001"),
+        ("camel-routing-arch-001", "camel-routing-arch-001"),
+        ("plain_task_abcdef", "plain_task_abcdef"),  # no `-`: CSB keeps the suffix
+    ],
+)
+def test_task_names_are_normalised_as_csb_does(name: str, task: str) -> None:
+    assert normalise_task_name(name) == task

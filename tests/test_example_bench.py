@@ -127,6 +127,8 @@ def lane_env(lane: str, **extra: str) -> dict[str, str]:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["BASELINE_MCP_TYPE"] = MCP_TYPE[lane]
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONPATH"] = f"{BENCH}:"  # as CSB's harness: Harbor imports the agent from the checkout
+    env["USE_SUBSCRIPTION"] = "true"
     return {**env, **extra}
 
 
@@ -475,8 +477,67 @@ def test_script_hang_stops_on_signal(signum: signal.Signals, tmp_path: Path) -> 
             proc.wait(timeout=5)
         proc.stdout.close()
         proc.stderr.close()
-    assert trial_results(jobs) == []
-    assert len(list(jobs.glob("*/*__*"))) == 1  # the trial dir exists, without a result
+    # As Harbor: the stopped trial still gets its result, with CancelledError, and the job its summary.
+    [result] = trial_results(jobs)
+    trial = json.loads(result.read_text())
+    assert trial["exception_info"]["exception_type"] == "CancelledError"
+    assert trial["verifier_result"] is None
+    assert (result.parent.parent / "result.json").is_file()
+
+
+def test_without_the_checkout_on_pythonpath_the_agent_cannot_be_imported(tmp_path: Path) -> None:
+    """CSB's harness puts the checkout on PYTHONPATH; without it Harbor cannot import the agent."""
+    jobs = tmp_path / "jobs"
+    proc = run_harbor(EASY_TASK, "baseline", jobs, PYTHONPATH="")
+    assert proc.returncode == 1
+    assert "No module named 'agents'" in proc.stderr
+    assert not jobs.exists()
+
+
+def test_the_agent_refuses_to_run_without_subscription_mode(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs"
+    proc = run_harbor(EASY_TASK, "baseline", jobs, USE_SUBSCRIPTION="")
+    assert proc.returncode == 0, proc.stderr
+    [result] = trial_results(jobs)
+    info = json.loads(result.read_text())["exception_info"]
+    assert info["exception_type"] == "AgentSetupError" and "USE_SUBSCRIPTION" in info["exception_message"]
+
+
+def test_a_job_name_collision_fails_like_harbor(tmp_path: Path) -> None:
+    """Harbor refuses a job folder that exists (FileExistsError, exit 1) and writes no result for it."""
+    jobs = tmp_path / "jobs"
+    first = run_harbor(EASY_TASK, "baseline", jobs, "--job-name", "csb_same")
+    second = run_harbor(EASY_TASK, "baseline", jobs, "--job-name", "csb_same")
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 1 and "FileExistsError" in second.stderr
+    assert len(trial_results(jobs)) == 1
+    assert [p.name for p in jobs.iterdir()] == ["csb_same"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "source", "picked"),
+    [
+        ("default", True, "instruction.md"),
+        ("mcp", True, "instruction_mcp.md"),
+        ("mcp_scip", True, "instruction_mcp.md"),  # no instruction_mcp_scip.md: the part before `_`
+        ("mcp", False, "instruction.md"),  # without TASK_SOURCE_DIR the variant cannot be found
+    ],
+)
+def test_the_agent_records_its_lane_environment(
+    variant: str, source: bool, picked: str, tmp_path: Path
+) -> None:
+    jobs = tmp_path / "jobs"
+    task = BENCH / "benchmarks" / "tasks" / EASY_TASK
+    env = {"INSTRUCTION_VARIANT": variant, "SOURCEGRAPH_REPOS": "sg-evals/textkit"}
+    env["TASK_SOURCE_DIR"] = str(task) if source else ""
+    proc = run_harbor(EASY_TASK, "mcp", jobs, **env)
+    assert proc.returncode == 0, proc.stderr
+    [record] = jobs.glob("*/*/agent/lane-env.json")
+    seen = json.loads(record.read_text())
+    assert Path(seen["instruction_file"]).name == picked
+    assert seen["SOURCEGRAPH_REPOS"] == "sg-evals/textkit" and seen["USE_SUBSCRIPTION"] == "true"
+    dockerfile = (task / "environment" / "Dockerfile").read_bytes()
+    assert seen["dockerfile_sha256"] == hashlib.sha256(dockerfile).hexdigest()
 
 
 def test_delay_keeps_the_lane_running(tmp_path: Path) -> None:

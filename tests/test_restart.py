@@ -181,9 +181,14 @@ async def request_and_approve(w: World, bot: BotProcess, text: str) -> None:
 def every_lane_ran_once(w: World) -> None:
     lanes = w.query("select task_id, role, lower(state) from lanes")
     assert lanes and all(state in ("passed", "failed") for _, _, state in lanes), lanes
-    assert len(trial_dirs(w.repo)) == len(lanes), (trial_dirs(w.repo), lanes)
+    assert len(trial_dirs(w.repo)) == len(lanes), (
+        [str(p.relative_to(w.repo)) for p in trial_dirs(w.repo)],
+        lanes,
+    )
     names = sorted(path.name.rsplit("__", 1)[0] for path in trial_dirs(w.repo))
-    assert names == sorted(task[:32] for task, _, _ in lanes)
+    # An MCP lane runs a copy of its task named `mcp_<task>_<6>`, as CSB's harness names it.
+    expected = sorted((task if role == "baseline" else f"mcp_{task}_")[:32] for task, role, _ in lanes)
+    assert [name[: len(want)] for name, want in zip(names, expected, strict=True)] == expected
 
 
 async def test_kill_9_mid_run_then_restart_runs_every_lane_once(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ from bot.csb.catalog import CANONICAL_SUITE_FILE, DEFAULT_SELECTION_FILE, SUITES
 from bot.csb.command import (
     AGENT_IMPORT_PATH,
     DEFAULT_TIMEOUT_MULTIPLIER,
+    job_name,
     jobs_dir,
     lane_command,
-    lane_env,
     model_short,
     run_dir_name,
     shell_line,
@@ -21,6 +21,7 @@ from bot.csb.configs import (
     load_eval_matrix,
 )
 from bot.csb.counterparts import counterpart_config, missing_counterparts
+from bot.csb.lane_env import LaneVars, batch_env, lane_env
 from bot.csb.preflight import (
     AccountHealth,
     AccountStatus,
@@ -45,15 +46,18 @@ __all__ = [
     "AccountStatus",
     "Catalog",
     "Finding",
+    "LaneVars",
     "PreflightCheck",
     "PreflightReport",
     "TaskFile",
     "accepted_full_configs",
     "account_health",
     "baseline_config_for",
+    "batch_env",
     "counterpart_config",
     "find_trial_result",
     "full_config_name",
+    "job_name",
     "jobs_dir",
     "lane_command",
     "lane_env",

@@ -6,32 +6,50 @@ CSB's scripts (status, manifest, promotion) read them unchanged.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 AGENT_IMPORT_PATH = "agents.claude_baseline_agent:BaselineClaudeCodeAgent"
 DEFAULT_TIMEOUT_MULTIPLIER = 10
+LAUNCHER = "csb-bot"  # `label_launcher` of the Daytona sandboxes it starts (CSB's: the script's name)
+
+DAYTONA = "daytona"
+DAYTONA_ENV_IMPORT_PATH = "ccb_harbor.daytona:GuardedDaytonaEnvironment"
+JOB_NAME_PREFIX = "csb_"  # CSB's status tool walks job folders named so (as well as timestamped ones)
 
 _MODEL_FAMILIES = ("opus", "sonnet", "haiku")  # CSB's order of checks
+_MODEL_SHORT_CHARS = 8
+
+
+@dataclass(frozen=True)
+class HarborEnv:
+    """Where Harbor builds the lane: `--env` and the override flags, as the harness passes them."""
+
+    name: str = ""  # HARBOR_ENV; "" lets Harbor use its default (local Docker)
+    memory_mb: str = ""  # DAYTONA_OVERRIDE_MEMORY
+    storage_mb: str = ""  # DAYTONA_OVERRIDE_STORAGE
+
+    @property
+    def daytona(self) -> bool:
+        return self.name == DAYTONA
 
 
 def model_short(model: str) -> str:
-    """`haiku|sonnet|opus` as in CSB's run folder names; else the model's last path segment, made folder-safe.
-
-    Underscores are removed from the fallback because `_` separates the parts of a run folder name.
-    """
+    """CSB's short model name: `opus|sonnet|haiku`, else the lower-cased last segment without `-`/`_`,
+    cut to 8 characters (`gpt-4o-mini` → `gpt4omin`)."""
     last = model.rsplit("/", 1)[-1].lower()
     family = next((name for name in _MODEL_FAMILIES if name in last), None)
     if family:
         return family
-    return re.sub(r"[^a-z0-9.]+", "-", last).strip("-.") or "model"
+    return last.replace("-", "").replace("_", "")[:_MODEL_SHORT_CHARS] or "model"
 
 
-def run_dir_name(suite_label: str, model: str, started: datetime, run_id: str) -> str:
-    """`<suite>_<short>_<YYYYmmdd_HHMMSS>_<run_id>`: CSB's name plus the run id, so two runs never collide."""
-    suite = re.sub(r"[^A-Za-z0-9_.-]+", "-", suite_label).strip("-.") or "tasks"
+def run_dir_name(suite: str, model: str, started: datetime, run_id: str) -> str:
+    """`<suite>_<short>_<YYYYmmdd_HHMMSS>_<run_id>`: CSB's run folder of one suite, plus the bot's run id
+    so two runs started in the same second never share a folder. CSB's status tool finds the suite by
+    the name's prefix, so the suite key comes first, unchanged."""
     return f"{suite}_{model_short(model)}_{started:%Y%m%d_%H%M%S}_{run_id}"
 
 
@@ -40,18 +58,35 @@ def jobs_dir(category: str, run_dir: str, lane_config: str) -> str:
     return f"runs/{category}/{run_dir}/{lane_config}"
 
 
+def job_name(run_id: int, lane_id: int, attempt: int) -> str:
+    """Harbor's `--job-name` for one attempt of one lane: unique, so lanes started in the same second in
+    one jobs dir never collide (Harbor's default name is the time to the second, and the second lane
+    would fail with FileExistsError). No `__`: CSB's status tool would take such a folder for a trial."""
+    return f"{JOB_NAME_PREFIX}r{run_id}_l{lane_id}_a{attempt}"
+
+
 def lane_command(
     harbor: str,
     task_path: str,
     model: str,
     jobs_dir: str,
     *,
-    daytona: bool = False,
+    job: str | None = None,
+    env: HarborEnv = HarborEnv(),
     timeout_multiplier: int = DEFAULT_TIMEOUT_MULTIPLIER,
+    labels: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
-    """The argv CSB's harness runs for one lane; run it from the checkout root."""
-    argv = [
-        harbor, "run",
+    """The argv CSB's harness runs for one lane; run it from the checkout root.
+
+    On Daytona the guarded environment and the `--ek` labels go first, as CSB's `harbor_run_guarded`
+    puts them (`daytona_labels` builds them), so CSB's cost guard counts the sandbox as its own.
+    """
+    argv = [harbor, "run"]
+    if env.daytona:
+        argv += ["--environment-import-path", DAYTONA_ENV_IMPORT_PATH]
+        for key, value in labels:
+            argv += ["--ek", f"{key}={value}"]
+    argv += [
         "--path", task_path,
         "--agent-import-path", AGENT_IMPORT_PATH,
         "--model", model,
@@ -59,20 +94,32 @@ def lane_command(
         "-n", "1",
         "--timeout-multiplier", str(timeout_multiplier),
     ]  # fmt: skip
-    if daytona:
-        argv += ["--env", "daytona"]
+    if job:
+        argv += ["--job-name", job]
+    if env.name:
+        argv += ["--env", env.name]
+    if env.memory_mb:
+        argv += ["--override-memory-mb", env.memory_mb]
+    if env.storage_mb:
+        argv += ["--override-storage-mb", env.storage_mb]
     return argv
 
 
-def lane_env(base: Mapping[str, str], *, home: str, mcp_type: str) -> dict[str, str]:
-    """The lane's environment: the bot's own minus every `SLACK_*` secret, with the account's HOME.
-
-    Harbor and the agent inherit this, so the Slack tokens must never reach a task container.
-    """
-    env = {key: value for key, value in base.items() if not key.startswith("SLACK_")}
-    env["HOME"] = home
-    env["BASELINE_MCP_TYPE"] = mcp_type
-    return env
+def daytona_labels(lane_env: Mapping[str, str], model: str, job: str | None) -> list[tuple[str, str]]:
+    """CSB's ten `--ek` sandbox labels in its order, each only when non-empty, from the lane's environment."""
+    pairs = [
+        ("label_launcher", lane_env.get("DAYTONA_LABEL_LAUNCHER") or LAUNCHER),
+        ("label_run_id", lane_env.get("DAYTONA_LABEL_RUN_ID", "")),
+        ("label_benchmark", lane_env.get("DAYTONA_LABEL_BENCHMARK", "")),
+        ("label_task_id", lane_env.get("DAYTONA_LABEL_TASK_ID", "")),
+        ("label_config", lane_env.get("DAYTONA_LABEL_CONFIG", "")),
+        ("label_job_name", job or ""),
+        ("label_category", lane_env.get("DAYTONA_LABEL_CATEGORY", "")),
+        ("label_model", model),
+        ("label_mcp_type", lane_env.get("DAYTONA_LABEL_MCP_TYPE") or lane_env.get("BASELINE_MCP_TYPE", "")),
+        ("task_source_dir", lane_env.get("TASK_SOURCE_DIR", "")),
+    ]
+    return [(key, value) for key, value in pairs if value]
 
 
 def shell_line(argv: Sequence[str], env_overrides: Mapping[str, str]) -> str:

@@ -41,6 +41,24 @@ _EVERY_LANE_NAME = frozenset(MCP_TYPES) | {name for names in _OLDER_NAMES.values
 
 _HARBOR_NAME_LIMIT = 32  # Harbor cuts a trial folder's task part to 32 characters (see bot.csb.results)
 _TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
+# CSB's status tool: `_normalize_sdlc_task_name` strips these from a trial's task_name.
+_SDLC_PREFIX = re.compile(r"^sdlc_[a-z]+_")
+_COPY_SUFFIX = re.compile(r"^(.+)_[A-Za-z0-9]{6}$")
+# Task copies the harness runs (`mktemp /tmp/mcp_<task>_XXXXXX`, lower-cased); older runs used `sgonly_`.
+COPY_PREFIXES = ("mcp_", "sgonly_", "bl_")
+
+
+def normalise_task_name(name: str) -> str:
+    """A trial's task_name as CSB's status tool normalises it, and then without the task copy's prefix,
+    so both lanes of a pair (`mcp_<task>_<6>`, `bl_<task>_<6>`, `<task>`) name the same task."""
+    name = _SDLC_PREFIX.sub("", name)
+    match = _COPY_SUFFIX.match(name)
+    if match and "-" in match.group(1):
+        name = match.group(1)
+    for prefix in COPY_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
 
 
 def counterpart_config(repo: Path, spec: RunSpec) -> str | None:
@@ -123,7 +141,7 @@ def _trial_results(lane_dir: Path, by_short: Mapping[str, set[str]]) -> Iterator
             if not _TRIAL_FOLDER.match(name):  # a job folder (`2026-02-23__13-03-01`) or other grouping
                 keep.append(name)
                 continue
-            candidates = by_short.get(_short(name.rpartition("__")[0]))
+            candidates = _folder_candidates(name.rpartition("__")[0], by_short)
             result = Path(current, name, "result.json")
             if candidates and result.is_file():
                 yield result, candidates
@@ -137,7 +155,8 @@ def _clean_task(result: Path, model: str, candidates: set[str]) -> str | None:
         return None
     name = data.get("task_name")
     if isinstance(name, str):
-        task_id = name if name in candidates else None
+        wanted = {candidate.lower(): candidate for candidate in candidates}
+        task_id = wanted.get(normalise_task_name(name).lower())
     else:
         task_id = next(iter(candidates)) if len(candidates) == 1 else None
     if task_id is None or _model(data) != model:
@@ -150,6 +169,23 @@ def _model(data: Mapping[str, Any]) -> str | None:
     agent = config.get("agent") if isinstance(config, dict) else None
     name = agent.get("model_name") if isinstance(agent, dict) else None
     return name if isinstance(name, str) else None
+
+
+def _folder_candidates(stem: str, by_short: Mapping[str, set[str]]) -> set[str] | None:
+    """The wanted tasks a trial folder may belong to, by its (cut) name; a task copy's folder is
+    `<prefix><task>_<6>` lower-cased and cut, so it is matched against each task's copy names."""
+    direct = by_short.get(_short(stem))
+    if direct or not stem.startswith(COPY_PREFIXES):
+        return direct
+    prefix = next(p for p in COPY_PREFIXES if stem.startswith(p))
+    stem = stem.lower()
+    found = set()
+    for tasks in by_short.values():
+        for task_id in tasks:
+            full = f"{prefix}{task_id}".lower()
+            if full.startswith(stem) or stem.startswith(f"{full}_"):
+                found.add(task_id)
+    return found or None
 
 
 def _short(name: str) -> str:

@@ -32,6 +32,17 @@ def find_trial_result(jobs_dir: Path, task_id: str) -> Path | None:
     return max(found, key=_mtime)
 
 
+def trial_in_job(job_dir: Path) -> Path | None:
+    """The trial result inside one Harbor job folder (one task per job), or None when there is none yet."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(job_dir) if entry.is_dir())
+    except OSError:
+        return None
+    found = [job_dir / name / RESULT_FILE for name in names if _TRIAL_FOLDER.match(name)]
+    found = [path for path in found if path.is_file()]
+    return max(found, key=_mtime) if found else None
+
+
 def read_trial(path: Path) -> TrialOutcome:
     """Classify one trial result; an unreadable file is `errored` (infra, as CSB fingerprints it)."""
     data, problem = _load(path)
@@ -51,13 +62,16 @@ def lane_outcome(
     now: datetime,
     timeout: timedelta,
     log_path: Path | None,
+    job_dir: Path | None = None,
 ) -> TrialOutcome:
     """The lane's status now, from its trial result, its process exit code and its log.
 
+    `job_dir` is the job folder this attempt asked Harbor for (`--job-name`): its one trial is the
+    lane's, whatever the task copy made Harbor call it. Without it the jobs dir is searched by task id.
     While Harbor still runs, an unreadable or unfinished result counts as not there yet: Harbor may be
     writing it at this moment, and calling that `errored` would end the lane early.
     """
-    path = find_trial_result(jobs_dir, task_id)
+    path = trial_in_job(job_dir) if job_dir is not None else find_trial_result(jobs_dir, task_id)
     if path is not None and (exit_code is not None or _is_finished(path)):
         outcome = read_trial(path)
         if outcome.status is LaneStatus.ERRORED and not outcome.infra:

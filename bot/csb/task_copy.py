@@ -1,27 +1,103 @@
-"""The MCP lane's task folder: CSB runs it from a copy with the `Dockerfile.sg_only` variant swapped in."""
+"""Which Dockerfile a lane is built from, and the task copy that swaps that variant in.
+
+CSB's harness runs the MCP lane, and in artifact configs the baseline too, from a copy of the task folder
+with the lane's variant copied over `environment/Dockerfile`: `Dockerfile.sg_only` (MCP, direct configs),
+`Dockerfile.artifact_only` (MCP, artifact configs), `Dockerfile.artifact_baseline` (baseline, artifact
+configs). The copy sits outside the results tree, named `<tmp>/mcp_<task>_<6>` or `<tmp>/bl_<task>_<6>` in
+lower case, as the harness's `mktemp` names it: Harbor names the trial after that folder, so CSB's tools see
+the same `task_name` either way. The copy is removed once the lane's process has ended (the harness removes
+its copies when the whole batch is done; the bot's runs overlap, so it cleans up per lane).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+from bot.domain.spec import LaneRole
+
+DOCKERFILE = "Dockerfile"
 SG_ONLY = "Dockerfile.sg_only"
+ARTIFACT_ONLY = "Dockerfile.artifact_only"
+ARTIFACT_BASELINE = "Dockerfile.artifact_baseline"
+NO_REPO_NOTE = "No local repositories are pre-checked out."  # invalid in artifact mode (harness preflight)
+_SUFFIX_CHARS = 6
 
 
-def mcp_task_path(repo: Path, task_path: str, lane_dir: str, task_id: str) -> str:
-    """Return the --path for an MCP lane, relative to the checkout.
+@dataclass(frozen=True)
+class Variant:
+    """The Dockerfile a lane needs (`required`) and the one swapped in when present (`swapped`)."""
 
-    When the task ships `environment/Dockerfile.sg_only`, copy the folder into the lane's own folder and
-    swap that Dockerfile in, as CSB's harness does; the copy keeps the task id as its last path component,
-    because Harbor names the trial after it. Without the variant the task folder is used as it is.
+    required: str
+    swapped: str | None  # None: the task folder runs as it is
+    prefix: str = ""  # the copy's name prefix: `mcp_` or `bl_`
+
+
+def lane_variant(role: LaneRole | str, config: str) -> Variant:
+    """The harness's rule for one lane of `config` (the lane's own config name)."""
+    artifact = "artifact" in config
+    if LaneRole(role) is LaneRole.BASELINE:
+        return Variant(ARTIFACT_BASELINE, ARTIFACT_BASELINE, "bl_") if artifact else Variant(DOCKERFILE, None)
+    if artifact:
+        return Variant(ARTIFACT_ONLY, ARTIFACT_ONLY, "mcp_")
+    if config.startswith("augment-local-"):  # needs only the Dockerfile, yet takes sg_only when it exists
+        return Variant(DOCKERFILE, SG_ONLY, "mcp_")
+    return Variant(SG_ONLY, SG_ONLY, "mcp_")
+
+
+def variant_problems(repo: Path, task_path: str, lanes: Iterable[tuple[LaneRole | str, str]]) -> list[str]:
+    """Why this task cannot run these lanes (missing folder, missing variant, artifact-invalid
+    instruction); [] when it can. Any entry blocks the request, as it blocks the harness's batch."""
+    folder = repo / task_path
+    if not folder.is_dir():
+        return ["task folder missing"]
+    problems: list[str] = []
+    for role, config in lanes:
+        required = lane_variant(role, config).required
+        if not (folder / "environment" / required).is_file():
+            problems.append(f"no environment/{required}")
+        if "artifact" in config and _says_no_repo(folder):
+            problems.append(f"instruction.md says {NO_REPO_NOTE!r} (unfit for artifact mode)")
+    return list(dict.fromkeys(problems))
+
+
+def copy_path(role: LaneRole | str, config: str, task_id: str, marker: str, root: Path | None = None) -> Path:
+    """Where this lane attempt's copy lives: `<tmp>/<prefix><task>_<6>`, lower-cased, the suffix derived
+    from the attempt's marker so a restarted bot finds it again."""
+    prefix = lane_variant(role, config).prefix
+    suffix = hashlib.sha256(marker.encode()).hexdigest()[:_SUFFIX_CHARS]
+    base = root if root is not None else Path(tempfile.gettempdir())
+    return base / f"{prefix}{task_id}_{suffix}".lower()
+
+
+def lane_task_path(repo: Path, task_path: str, role: LaneRole | str, config: str, copy: Path) -> str:
+    """The `--path` of the lane: a fresh copy at `copy` with the variant swapped in, or the task folder.
+
+    A variant that is missing at launch (it was present at approval) leaves the task as it is, as the
+    harness does after its warning; the agent then sees the task's own Dockerfile.
     """
+    variant = lane_variant(role, config)
     source = repo / task_path
-    if not (source / "environment" / SG_ONLY).is_file():
+    if variant.swapped is None or not (source / "environment" / variant.swapped).is_file():
         return task_path
-    copy_rel = f"{lane_dir}/tasks/{task_id}"
-    copy = repo / copy_rel
-    if copy.exists():
-        shutil.rmtree(copy)
-    shutil.copytree(source, copy)
-    shutil.copyfile(source / "environment" / SG_ONLY, copy / "environment" / "Dockerfile")
-    return copy_rel
+    remove_copy(copy)
+    shutil.copytree(source, copy, symlinks=True)
+    shutil.copyfile(source / "environment" / variant.swapped, copy / "environment" / DOCKERFILE)
+    return str(copy)
+
+
+def remove_copy(copy: Path) -> None:
+    """Remove a lane's task copy; only folders named as copies are ever removed."""
+    if copy.name.startswith(("mcp_", "bl_")) and copy.is_dir():
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def _says_no_repo(folder: Path) -> bool:
+    try:
+        return NO_REPO_NOTE in (folder / "instruction.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False

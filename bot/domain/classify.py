@@ -20,6 +20,8 @@ from typing import Any
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
+# The one exception CSB's status tool does not count as an error when the trial still has a reward.
+TIMED_OUT_BUT_SCORED = "AgentTimeoutError"
 _INFRA_TYPES = frozenset({"AgentSetupTimeoutError", "DaytonaError"})
 
 # Each pattern is applied line by line (re.M), so "token refresh … 403" must sit on one line.
@@ -57,26 +59,46 @@ def is_infra_failure(exception_type: str | None, text: str) -> bool:
 
 
 def classify_trial(data: Mapping[str, Any]) -> TrialOutcome:
-    """Status of one trial `result.json`, in the order of CSB's table: exception, then reward."""
+    """Status of one trial `result.json`, branch for branch as CSB's status tool (`classify_task`).
+
+    An agent that ran out of time but whose work was still scored (`AgentTimeoutError` with a reward)
+    counts as a scored pass or fail there, so it does here: the pair stays in the statistics.
+    """
     exception_info = data.get("exception_info")
-    if exception_info is not None:
-        return _errored(exception_info)
     reward = trial_reward(data)
+    if exception_info is not None:
+        exception_type, _, _ = _exception_parts(exception_info)
+        if exception_type != TIMED_OUT_BUT_SCORED or reward is None:
+            return _errored(exception_info)
+        return TrialOutcome(
+            status=LaneStatus.PASSED if reward > 0 else LaneStatus.FAILED,
+            reward=reward,
+            exception_type=exception_type,
+            reason="the agent timed out; its work was scored",
+        )
     if reward is not None and reward > 0:
         return TrialOutcome(status=LaneStatus.PASSED, reward=reward)
     return TrialOutcome(status=LaneStatus.FAILED, reward=reward)
 
 
 def trial_reward(data: Mapping[str, Any]) -> float | None:
-    """`verifier_result.rewards.reward` (CSB's tool falls back to `score`); None if absent or not numeric."""
-    verifier = data.get("verifier_result")
+    """`verifier_result.rewards.reward`, else `.score`, cast to float as CSB's tool casts it.
+
+    A value `float()` cannot take (a list, a word) is None here, where CSB's tool would stop with an error.
+    """
+    verifier = data.get("verifier_result") or {}
     rewards = verifier.get("rewards") if isinstance(verifier, Mapping) else None
     if not isinstance(rewards, Mapping):
         return None
-    value = rewards.get("reward", rewards.get("score"))
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    value = rewards.get("reward")
+    if value is None:
+        value = rewards.get("score")
+    if value is None:
         return None
-    return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def classify_missing(

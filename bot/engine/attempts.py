@@ -18,10 +18,19 @@ _TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
 _HARBOR_NAME_LIMIT = 32
 
 
-def retire_attempt(repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int) -> Path | None:
-    """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing."""
+def retire_attempt(
+    repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int, job: str | None = None
+) -> Path | None:
+    """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing.
+
+    `job` is the job folder that attempt named (`--job-name`); attempts started without one are found
+    by the task their job ran.
+    """
     jobs = repo / jobs_dir
-    moved = [job for job in _job_dirs(jobs) if _belongs(job, task_id)]
+    if job is not None and (jobs / job).is_dir():
+        moved = [jobs / job]
+    else:
+        moved = [job_dir for job_dir in _job_dirs(jobs) if _belongs(job_dir, task_id)]
     log_file = repo / log_path
     if not moved and not log_file.is_file():
         return None

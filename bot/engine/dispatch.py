@@ -18,8 +18,17 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.command import lane_command, lane_env
-from bot.csb.task_copy import SG_ONLY, mcp_task_path
+from bot.csb.command import HarborEnv, daytona_labels, job_name, lane_command
+from bot.csb.lane_env import (
+    EnvLocal,
+    LaneVars,
+    absolute,
+    batch_env,
+    instruction_variant,
+    lane_env,
+    sourcegraph_repos,
+)
+from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path, lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
@@ -48,6 +57,17 @@ class LaunchConfig:
     base_env: Mapping[str, str]
     timeout_multiplier: int
     daytona: bool
+
+    @property
+    def harbor_env(self) -> HarborEnv:
+        """`HARBOR_ENV` from the bot's environment as the harness reads it (the `daytona` setting implies
+        it), with Daytona's memory and storage overrides."""
+        name = self.base_env.get("HARBOR_ENV", "") or ("daytona" if self.daytona else "")
+        return HarborEnv(
+            name=name,
+            memory_mb=self.base_env.get("DAYTONA_OVERRIDE_MEMORY", ""),
+            storage_mb=self.base_env.get("DAYTONA_OVERRIDE_STORAGE", ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,7 @@ class Dispatcher:
         self._pool = pool
         self._claimant = claimant
         self._unrecorded: dict[int, int] = {}  # lane id → pid, written in the next transaction
+        self._env_local = EnvLocal(launch.repo)
 
     async def prepare(self) -> None:
         """Make sure every account home has its row (once, when this process takes the lease)."""
@@ -212,38 +233,71 @@ class Dispatcher:
         await outbox.redraw_run(session, run.id, now)
 
     def _copies_task(self, lane: Lane) -> bool:
-        sg_only = self._launch.repo / lane.task_path / "environment" / SG_ONLY
-        return lane.role == LaneRole.MCP and sg_only.is_file()
+        return lane_variant(lane.role, lane.config).swapped is not None
 
     def _prepare_all(self, claims: list[Claim]) -> list[LaneLaunch | Exception]:
-        """File work before the spawns, in a worker thread: earlier attempts moved aside, MCP task copies."""
+        """File work before the spawns, in a worker thread: earlier attempts moved aside, task copies."""
         prepared: list[LaneLaunch | Exception] = []
+        try:
+            batch = self._batch_env()
+        except InfraError as exc:
+            return [exc for _ in claims]
         for claim in claims:
             try:
-                prepared.append(self._lane_launch(claim))
+                prepared.append(self._lane_launch(claim, batch))
             except (InfraError, OSError) as exc:
                 prepared.append(exc)
         return prepared
 
-    def _lane_launch(self, claim: Claim) -> LaneLaunch:
+    def _batch_env(self) -> dict[str, str]:
+        """What every lane shares; on Daytona, marked as past the cost guard's preflight, which the
+        approval gate ran for this run (its verdict is on the card; a blocking one stops approval)."""
+        cfg = self._launch
+        env = batch_env(cfg.base_env, cfg.repo, self._env_local.exports(cfg.base_env))
+        if cfg.harbor_env.daytona:
+            env["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] = "1"
+        return env
+
+    def _lane_launch(self, claim: Claim, batch: Mapping[str, str]) -> LaneLaunch:
         cfg, lane, run = self._launch, claim.lane, claim.run
         if claim.attempt > 1:
-            retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, claim.attempt - 1)
-        task_path = lane.task_path
-        if lane.role == LaneRole.MCP:
-            task_path = mcp_task_path(cfg.repo, lane.task_path, lane.jobs_dir, lane.task_id)
+            earlier = job_name(run.id or 0, lane.id or 0, claim.attempt - 1)
+            retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, claim.attempt - 1, earlier)
+        copy = copy_path(lane.role, lane.config, lane.task_id, claim.marker)
+        task_path = lane_task_path(cfg.repo, lane.task_path, lane.role, lane.config, copy)
+        env = lane_env(batch, self._lane_vars(claim, task_path))
+        env[MARKER_ENV] = claim.marker
+        job = job_name(run.id or 0, lane.id or 0, claim.attempt)
         argv = lane_command(
             cfg.harbor,
-            task_path,
+            absolute(cfg.repo, task_path),
             run.model,
             lane.jobs_dir,
-            daytona=cfg.daytona,
+            job=job,
+            env=cfg.harbor_env,
             timeout_multiplier=cfg.timeout_multiplier,
+            labels=daytona_labels(env, run.model, job) if cfg.harbor_env.daytona else (),
         )
-        env = lane_env(cfg.base_env, home=claim.home, mcp_type=lane.mcp_type)
-        env[MARKER_ENV] = claim.marker
         return LaneLaunch(
             lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=cfg.repo / lane.log_path
+        )
+
+    def _lane_vars(self, claim: Claim, task_path: str) -> LaneVars:
+        cfg, lane = self._launch, claim.lane
+        mcp = lane.role == LaneRole.MCP
+        jobs = Path(lane.jobs_dir)
+        dockerfile = Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE
+        return LaneVars(
+            home=claim.home,
+            mcp_type=lane.mcp_type,
+            config=lane.config,
+            task_source_dir=absolute(cfg.repo, lane.task_path),
+            instruction_variant=instruction_variant(lane.config, mcp_lane=mcp),
+            run_id=jobs.parent.name,
+            suite=lane.suite,
+            task_id=lane.task_id,
+            category=jobs.parts[1] if len(jobs.parts) > 2 else "",
+            sourcegraph_repos=sourcegraph_repos(dockerfile) if mcp else None,
         )
 
     def _fail_to_start(self, claim: Claim, reason: str) -> Ending:

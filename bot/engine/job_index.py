@@ -12,6 +12,10 @@ import os
 import re
 from pathlib import Path
 
+from bot.csb.command import job_name
+from bot.csb.results import find_trial_result, trial_in_job
+from bot.store.models import Lane
+
 _TRIAL_FOLDER = re.compile(r"(.+)__[A-Za-z0-9]{7}$")
 _HARBOR_NAME_LIMIT = 32
 
@@ -64,3 +68,17 @@ def _trial_names(task_id: str) -> frozenset[str]:
     """What Harbor may call the trial folder of `task_id` (cut to 32 characters; newer: `_-` stripped)."""
     cut = task_id[:_HARBOR_NAME_LIMIT]
     return frozenset({task_id, cut, cut.rstrip("_-")})
+
+
+def attempt_job_dir(repo: Path, lane: Lane) -> Path:
+    """The job folder the lane's current attempt asked Harbor for with `--job-name`."""
+    return repo / lane.jobs_dir / job_name(lane.run_id, lane.id or 0, lane.attempt)
+
+
+def attempt_result(repo: Path, lane: Lane) -> Path | None:
+    """The current attempt's trial result: in its own job folder, else (a lane started by a version
+    without job names) found in the jobs dir by task id."""
+    job_dir = attempt_job_dir(repo, lane)
+    if job_dir.is_dir():
+        return trial_in_job(job_dir)
+    return find_trial_result(repo / lane.jobs_dir, lane.task_id)

@@ -15,9 +15,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.csb.results import find_trial_result
 from bot.domain.clock import Clock
 from bot.engine.executor import LocalExecutor
+from bot.engine.job_index import attempt_result
 from bot.engine.processes import find_marked, markers_supported, process_alive
 from bot.store import lanes, outbox
 from bot.store.db import Store
@@ -89,9 +89,7 @@ class Reconciler:
                 }
             )
         results = {
-            lane.id or 0
-            for lane in lanes
-            if lane.marker not in found and find_trial_result(self._repo / lane.jobs_dir, lane.task_id)
+            lane.id or 0 for lane in lanes if lane.marker not in found and attempt_result(self._repo, lane)
         }
         return found, results
 

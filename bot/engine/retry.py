@@ -23,16 +23,13 @@ def is_rate_limit(outcome: TrialOutcome) -> bool:
     return outcome.infra and bool(_RATE_LIMIT.search(outcome.reason or ""))
 
 
-def is_real_result(outcome: TrialOutcome) -> bool:
-    """A trial that ran to a verdict, which a stop arriving late does not overrule."""
-    if outcome.status in (LaneStatus.PASSED, LaneStatus.FAILED):
-        return True
-    return outcome.status is LaneStatus.ERRORED and not outcome.infra
-
-
 def stopped_outcome(stop_kind: str | None, outcome: TrialOutcome, timeout_sec: int) -> TrialOutcome:
-    """A lane the engine stopped ends `timeout` or `cancelled`, unless Harbor still wrote a verdict."""
-    if stop_kind is None or is_real_result(outcome):
+    """A lane the engine stopped ends `timeout` or `cancelled`, whatever Harbor wrote.
+
+    Harbor answers SIGINT with a trial result of its own (`CancelledError`), which would otherwise read
+    as an errored task and drop the pair from the statistics.
+    """
+    if stop_kind is None:
         return outcome
     if stop_kind == STOP_TIMEOUT:
         limit = timedelta(seconds=timeout_sec)

@@ -15,10 +15,11 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.results import lane_outcome
+from bot.csb.task_copy import copy_path, remove_copy
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.engine.executor import LocalExecutor
-from bot.engine.job_index import JobIndex
+from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
@@ -138,16 +139,24 @@ class Watcher:
         ]
 
     def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+        """Judged by the job folder this attempt named (`--job-name`); a lane started by an older
+        version, without one, by searching its jobs dir. Once the process has ended its task copy goes."""
         assert lane.started_at is not None
-        return lane_outcome(
-            self._jobs.search_root(self._repo / lane.jobs_dir, lane.task_id),
+        jobs = self._repo / lane.jobs_dir
+        job_dir = attempt_job_dir(self._repo, lane)
+        outcome = lane_outcome(
+            self._jobs.search_root(jobs, lane.task_id),
             lane.task_id,
             exit_code=exit_code,
             started_at=lane.started_at,
             now=now,
             timeout=timedelta(seconds=lane.timeout_sec),
             log_path=self._repo / lane.log_path,
+            job_dir=job_dir if job_dir.is_dir() or exit_code is not None else None,
         )
+        if exit_code is not None and lane.marker:
+            remove_copy(copy_path(lane.role, lane.config, lane.task_id, lane.marker))
+        return outcome
 
     def _give_up(self, item: Ended, now: datetime) -> bool:
         """A lane of a cancelled run whose process we cannot see is written off after the grace period."""

@@ -12,8 +12,18 @@ from bot.store.models import Lane, Run
 def plan_run(
     spec: RunSpec, run_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
 ) -> tuple[Run, list[Lane]]:
-    """One Run row (its id is the request's, so users see one number) and one lane per task and lane plan."""
-    run_dir = run_dir_name(spec.suite_label, spec.params.model, now, str(run_id))
+    """One Run row (its id is the request's, so users see one number) and one lane per task and lane plan.
+
+    Lanes write where CSB's harness would: one run folder per suite (`<suite>_<model>_<time>_<id>`), even
+    when the request spans many, since CSB's status tool tells a run folder's suite by its name.
+    """
+    suites = sorted({task.suite for task in spec.tasks})
+    folders = {suite: run_dir_name(suite, spec.params.model, now, str(run_id)) for suite in suites}
+    run_dir = (
+        folders[suites[0]]
+        if len(suites) == 1
+        else run_dir_name("{suite}", spec.params.model, now, str(run_id))
+    )
     run = Run(
         id=run_id,
         request_id=run_id,
@@ -28,7 +38,7 @@ def plan_run(
             task,
             plan,
             index,
-            jobs_dir(category, run_dir, plan.config),
+            jobs_dir(category, folders[task.suite], plan.config),
             lane_timeout_sec(task, timeout_multiplier, default_timeout_sec),
         )
         for index, task in enumerate(spec.tasks)

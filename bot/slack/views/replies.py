@@ -45,12 +45,15 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str
                 task.path,
                 params.model,
                 f"{jobs}/{lane.config}",
-                daytona=launch.daytona,
+                env=launch.harbor_env,
                 timeout_multiplier=launch.timeout_multiplier,
             )
             lines.append(f"`{shell_line(argv, {'BASELINE_MCP_TYPE': lane.mcp_type})}`")
     if any(lane.role is LaneRole.MCP for lane in spec.lanes):
-        lines.append(f"(An MCP lane of a task with `environment/{SG_ONLY}` runs a copy with it swapped in.)")
+        lines.append(
+            "(An MCP lane, and an artifact baseline, runs a copy of its task with its Dockerfile variant "
+            f"(e.g. `environment/{SG_ONLY}`) swapped in, with its own `--job-name`.)"
+        )
     lines += ["*Preflight*", *check_lines(checks)]
     if checks.blocking_reasons:
         lines.append(":x: As it stands this request could not be approved.")

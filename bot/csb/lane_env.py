@@ -1,0 +1,149 @@
+"""The environment of one lane, variable for variable as CSB's harness gives it to Harbor.
+
+Batch-wide (the harness sets these once for every lane): the checkout on PYTHONPATH, so Harbor can
+import `agents.claude_baseline_agent`; USE_SUBSCRIPTION=true, so the agent uses the account in HOME;
+DOCKER_BUILDKIT, REPO_ROOT, DEBUG_MODE; the variables the checkout's `.env.local` exports (sourcing
+does not export the others); an empty or placeholder ANTHROPIC_API_KEY removed. Per lane: HOME,
+BASELINE_MCP_TYPE, TASK_SOURCE_DIR (the original task folder, in both lanes), INSTRUCTION_VARIANT,
+the MCP lane's SOURCEGRAPH_REPOS read from the Dockerfile it is built from, and the DAYTONA_LABEL_*
+values. Never any SLACK_* variable: Harbor and the agent inherit all of this, and a task container
+must not see the bot's Slack tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.domain.errors import InfraError
+
+ENV_LOCAL = ".env.local"
+PLACEHOLDER_API_KEY = "placeholder-key"
+DEFAULT_VARIANT = "default"
+_SHELL_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})  # bash sets these itself; not the file's exports
+_SOURCEGRAPH_REPOS = re.compile(r'(?<=ENV SOURCEGRAPH_REPOS=")[^"]+')  # the harness's `grep -oP`
+_SOURCE_TIMEOUT_SEC = 10
+
+
+@dataclass(frozen=True)
+class LaneVars:
+    """What differs between lanes: the account, the lane's config and where its task came from."""
+
+    home: str
+    mcp_type: str
+    config: str
+    task_source_dir: str  # absolute: the task folder under benchmarks/tasks, never a copy
+    instruction_variant: str
+    run_id: str  # the run folder's name
+    suite: str
+    task_id: str
+    category: str
+    sourcegraph_repos: str | None = None  # the MCP lane's; None leaves the inherited value alone
+
+
+def instruction_variant(full_config: str, *, mcp_lane: bool) -> str:
+    """`default` for the baseline; `mcp`, or `mcp_scip` when the full config is a SCIP one."""
+    if not mcp_lane:
+        return DEFAULT_VARIANT
+    return "mcp_scip" if "scip" in full_config else "mcp"
+
+
+def sourcegraph_repos(dockerfile: Path) -> str:
+    """Every `ENV SOURCEGRAPH_REPOS="…"` value of the Dockerfile, one per line; "" when none or unreadable."""
+    try:
+        text = dockerfile.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(_SOURCEGRAPH_REPOS.findall(text))
+
+
+def batch_env(base: Mapping[str, str], repo: Path, env_local: Mapping[str, str]) -> dict[str, str]:
+    """The variables every lane of a batch shares, in the harness's order (`.env.local` after its own)."""
+    env = dict(base)
+    env["PYTHONPATH"] = f"{repo}:{base.get('PYTHONPATH', '')}"
+    env["USE_SUBSCRIPTION"] = "true"
+    env["REPO_ROOT"] = str(repo)
+    env["DOCKER_BUILDKIT"] = "1"
+    env["DEBUG_MODE"] = base.get("DEBUG_MODE", "")
+    env.update(env_local)
+    if env.get("ANTHROPIC_API_KEY", "") in ("", PLACEHOLDER_API_KEY):
+        env.pop("ANTHROPIC_API_KEY", None)
+    return _without_slack(env)
+
+
+def lane_env(batch: Mapping[str, str], lane: LaneVars) -> dict[str, str]:
+    """The batch environment plus this lane's own variables."""
+    env = dict(batch)
+    env.update(
+        HOME=lane.home,
+        BASELINE_MCP_TYPE=lane.mcp_type,
+        TASK_SOURCE_DIR=lane.task_source_dir,
+        INSTRUCTION_VARIANT=lane.instruction_variant,
+        DAYTONA_LABEL_RUN_ID=lane.run_id,
+        DAYTONA_LABEL_BENCHMARK=lane.suite,
+        DAYTONA_LABEL_TASK_ID=lane.task_id,
+        DAYTONA_LABEL_CONFIG=lane.config,
+        DAYTONA_LABEL_CATEGORY=lane.category,
+    )
+    if lane.sourcegraph_repos is not None:
+        env["SOURCEGRAPH_REPOS"] = lane.sourcegraph_repos
+    return _without_slack(env)
+
+
+class EnvLocal:
+    """The exports of the checkout's `.env.local`, read by sourcing it as the harness does.
+
+    Bash decides what the file exports (quotes, `export` after assignment, expansions), so the file is
+    sourced in a clean bash and the exported variables compared; it is read again only when it changes.
+    """
+
+    def __init__(self, repo: Path) -> None:
+        self._path = repo / ENV_LOCAL
+        self._seen: tuple[float, int] | None = None
+        self._exports: dict[str, str] = {}
+
+    def exports(self, base: Mapping[str, str]) -> dict[str, str]:
+        try:
+            stat = self._path.stat()
+        except FileNotFoundError:
+            self._seen, self._exports = None, {}
+            return {}
+        key = (stat.st_mtime, stat.st_size)
+        if key != self._seen:
+            self._exports = _source(self._path, _without_slack(base))
+            self._seen = key
+        return dict(self._exports)
+
+
+def _source(path: Path, base: Mapping[str, str]) -> dict[str, str]:
+    script = 'source "$1" >/dev/null 2>&1; env -0'
+    try:
+        done = subprocess.run(
+            ["bash", "-c", script, "bash", str(path)],
+            cwd=path.parent,
+            env=dict(base),
+            capture_output=True,
+            timeout=_SOURCE_TIMEOUT_SEC,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InfraError(f"cannot source {ENV_LOCAL}: {exc}") from exc
+    exported: dict[str, str] = {}
+    for item in done.stdout.split(b"\0"):
+        name, sep, value = item.decode("utf-8", errors="replace").partition("=")
+        if sep and name not in _SHELL_OWN and base.get(name) != value:
+            exported[name] = value
+    return exported
+
+
+def _without_slack(env: Mapping[str, str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if not key.startswith("SLACK_")}
+
+
+def absolute(repo: Path, task_path: str) -> str:
+    """A task path as the harness passes it: absolute, under the checkout."""
+    return task_path if os.path.isabs(task_path) else str(repo / task_path)
