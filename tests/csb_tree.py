@@ -46,9 +46,15 @@ def write_json(root: Path, rel: str, data: Any) -> Path:
 
 
 def add_task(root: Path, folder: str, toml_fixture: str = TIDB_TOML) -> Path:
-    """A task folder with a real task.toml (the rest of a task folder is not read by the bot)."""
+    """A task folder with a real task.toml and the direct lanes' Dockerfiles (the base one and the MCP
+    lane's `Dockerfile.sg_only`, which CSB's harness requires before it launches)."""
     put(root, f"{folder}/task.toml", toml_fixture)
-    (root / folder / "environment").mkdir(exist_ok=True)
+    environment = root / folder / "environment"
+    environment.mkdir(exist_ok=True)
+    (environment / "Dockerfile").write_text("FROM python:3.11-slim\n")
+    (environment / "Dockerfile.sg_only").write_text(
+        'FROM python:3.11-slim\nENV SOURCEGRAPH_REPOS="sg-evals/x"\n'
+    )
     return root / folder
 
 

@@ -19,22 +19,30 @@ MCP_DIRECT = LanePlan(role=LaneRole.MCP, config="mcp-remote-direct", mcp_type="s
 MCP_SCIP = LanePlan(role=LaneRole.MCP, config="mcp-scip-remote-direct", mcp_type="sourcegraph_full")
 MCP_ARTIFACT = LanePlan(role=LaneRole.MCP, config="mcp-remote-artifact", mcp_type="artifact_full")
 
+
+def _mcp(config: str, mcp_type: str) -> LanePlan:
+    return LanePlan(role=LaneRole.MCP, config=config, mcp_type=mcp_type)
+
+
+# CSB's validate_config_name, config_to_mcp_type and baseline_config_for, for every non-baseline name.
 PAIRS = {
     "mcp-remote-direct": (BASE_DIRECT, MCP_DIRECT),
     "mcp-scip-remote-direct": (BASE_DIRECT, MCP_SCIP),
     "mcp-remote-artifact": (BASE_ARTIFACT, MCP_ARTIFACT),
-    "sourcegraph_full": (BASE_DIRECT, MCP_DIRECT),  # legacy and eval_matrix name
-    "artifact_full": (BASE_ARTIFACT, MCP_ARTIFACT),  # legacy
-    "sourcegraph_scip": (BASE_DIRECT, MCP_SCIP),  # eval_matrix name
+    "mcp-scip-remote-artifact": (BASE_ARTIFACT, _mcp("mcp-scip-remote-artifact", "artifact_full")),
+    "augment-remote-direct": (BASE_DIRECT, _mcp("augment-remote-direct", "augment_remote")),
+    "augment-remote-artifact": (BASE_ARTIFACT, _mcp("augment-remote-artifact", "augment_remote")),
+    "augment-local-direct": (BASE_DIRECT, _mcp("augment-local-direct", "augment_local")),
+    "github-remote-direct": (BASE_DIRECT, _mcp("github-remote-direct", "github_remote")),
+    # Legacy names keep their name as the lane's folder, as the harness does.
+    "sourcegraph_full": (BASE_DIRECT, _mcp("sourcegraph_full", "sourcegraph_full")),
+    "artifact_full": (BASE_ARTIFACT, _mcp("artifact_full", "artifact_full")),
 }
 
 
 def test_the_table_covers_every_accepted_name() -> None:
     assert accepted_full_configs(MATRIX) == sorted(PAIRS)
-
-
-def test_without_an_eval_matrix_only_composite_and_legacy_names_are_accepted() -> None:
-    assert accepted_full_configs(None) == sorted(set(PAIRS) - {"sourcegraph_scip"})
+    assert accepted_full_configs(None) == sorted(PAIRS)
 
 
 @pytest.mark.parametrize(("name", "pair"), sorted(PAIRS.items()))
@@ -61,26 +69,31 @@ def test_baseline_follows_the_full_config(full: str, baseline: str) -> None:
     assert baseline_config_for(full) == baseline
 
 
-@pytest.mark.parametrize("name", ["nonsense", "sourcegraph_isolated", "github_full", "sg_only_env", ""])
-def test_unknown_name_lists_the_accepted_values_sorted(name: str) -> None:
+@pytest.mark.parametrize(
+    "name", ["nonsense", "sourcegraph_scip", "sourcegraph_isolated", "github_full", "sg_only_env", ""]
+)
+def test_names_csb_refuses_are_refused_with_the_accepted_list(name: str) -> None:
     with pytest.raises(UserInputError) as caught:
         lane_plans(name, Mode.PAIRED, MATRIX)
-    assert caught.value.message == f"`{name}` is not a known config; accepted full configs: " + ", ".join(
-        sorted(PAIRS)
+    assert (
+        caught.value.message
+        == f"`{name}` is not a config CSB accepts; accepted full configs: " + ", ".join(sorted(PAIRS))
     )
     assert caught.value.hint
 
 
-@pytest.mark.parametrize("name", ["baseline", "baseline-local-direct", "baseline-local-artifact"])
+@pytest.mark.parametrize("name", ["baseline", "none", "baseline-local-direct", "baseline-local-artifact"])
 def test_a_baseline_config_is_not_a_full_config(name: str) -> None:
     with pytest.raises(UserInputError, match="is a baseline config, not an MCP one; accepted full configs: "):
         lane_plans(name, Mode.PAIRED, MATRIX)
 
 
-def test_a_matrix_entry_may_declare_its_composite_name() -> None:
+def test_a_matrix_entry_is_no_config_name_of_its_own() -> None:
+    """CSB's harness never reads eval_matrix.json: its names are refused even with a composite_name."""
     matrix = {"config_definitions": {"scip_v2": {"composite_name": "mcp-scip-remote-direct"}}}
-    assert lane_plans("scip_v2", Mode.FULL_ONLY, matrix) == (MCP_SCIP,)
-    assert "scip_v2" in accepted_full_configs(matrix)
+    with pytest.raises(UserInputError, match="not a config CSB accepts"):
+        lane_plans("scip_v2", Mode.FULL_ONLY, matrix)
+    assert "scip_v2" not in accepted_full_configs(matrix)
 
 
 def test_load_eval_matrix(tmp_path: Path) -> None:

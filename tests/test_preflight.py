@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -141,11 +142,31 @@ def test_missing_task_folders_are_listed_up_to_ten(tmp_path: Path) -> None:
 
 def test_one_missing_task_folder_is_named(repo: Path) -> None:
     spec = _spec(repo, suite="csb_sdlc_design")
-    (repo / spec.tasks[0].path / "task.toml").unlink()
-    (repo / spec.tasks[0].path / "environment").rmdir()
-    (repo / spec.tasks[0].path).rmdir()
+    shutil.rmtree(repo / spec.tasks[0].path)
     folders = _finding(_preflight(repo, spec), PreflightCheck.TASK_FOLDERS)
     assert folders.message == f"1 task folder is missing: `{spec.tasks[0].path}`"
+
+
+def test_a_missing_dockerfile_variant_blocks_naming_each_task(repo: Path) -> None:
+    """As CSB's harness: the MCP lane of a direct config needs Dockerfile.sg_only, and artifact configs
+    need their own variants and an instruction that expects a checkout."""
+    spec = _spec(repo, suite="csb_sdlc_design")
+    first, second = spec.tasks[0], spec.tasks[1]
+    (repo / first.path / "environment" / "Dockerfile.sg_only").unlink()
+    finding = _finding(_preflight(repo, spec), PreflightCheck.DOCKERFILE_VARIANTS)
+    assert finding.blocking
+    assert finding.message.startswith(
+        f"1 task(s) cannot run these lanes: `{first.task_id}` (no environment/Dockerfile.sg_only)"
+    )
+    baseline_only = _spec(repo, suite="csb_sdlc_design", mode=Mode.BASELINE_ONLY)
+    assert not _finding(_preflight(repo, baseline_only), PreflightCheck.DOCKERFILE_VARIANTS).blocking
+
+    artifact = _spec(repo, suite="csb_sdlc_design", full_config="mcp-remote-artifact")
+    (repo / second.path / "instruction.md").write_text("No local repositories are pre-checked out.\n")
+    message = _finding(_preflight(repo, artifact), PreflightCheck.DOCKERFILE_VARIANTS).message
+    variants = "no environment/Dockerfile.artifact_baseline"
+    assert f"`{first.task_id}` ({variants}, no environment/Dockerfile.artifact_only)" in message
+    assert f"`{second.task_id}` ({variants}, instruction.md says 'No local repositories" in message
 
 
 def test_no_tasks_blocks(repo: Path) -> None:

@@ -19,25 +19,24 @@ EVAL_MATRIX_PATH = "configs/eval_matrix.json"
 BASELINE_DIRECT = "baseline-local-direct"
 BASELINE_ARTIFACT = "baseline-local-artifact"
 
-# Composite name → BASELINE_MCP_TYPE, as CSB's `config_to_mcp_type`.
+# The 14 names CSB's `validate_config_name` accepts, each with its `config_to_mcp_type` value. A lane's
+# jobs folder is named by the name given (a legacy `sourcegraph_full` run writes `…/sourcegraph_full/`),
+# as the harness names it.
 MCP_TYPES: Mapping[str, str] = {
     BASELINE_DIRECT: "none",
     BASELINE_ARTIFACT: "none",
+    "baseline": "none",
+    "none": "none",
     "mcp-remote-direct": "sourcegraph_full",
     "mcp-scip-remote-direct": "sourcegraph_full",
+    "sourcegraph_full": "sourcegraph_full",
     "mcp-remote-artifact": "artifact_full",
-}
-
-_LEGACY: Mapping[str, str] = {
-    "sourcegraph_full": "mcp-remote-direct",
-    "artifact_full": "mcp-remote-artifact",
-}
-
-# eval_matrix logical name → composite name.
-_MATRIX: Mapping[str, str] = {
-    "baseline": BASELINE_DIRECT,
-    "sourcegraph_full": "mcp-remote-direct",
-    "sourcegraph_scip": "mcp-scip-remote-direct",
+    "mcp-scip-remote-artifact": "artifact_full",
+    "artifact_full": "artifact_full",
+    "augment-remote-direct": "augment_remote",
+    "augment-remote-artifact": "augment_remote",
+    "augment-local-direct": "augment_local",
+    "github-remote-direct": "github_remote",
 }
 
 _HINT = "pass --full-config with one of the accepted values"
@@ -57,34 +56,32 @@ def load_eval_matrix(repo: Path) -> dict[str, Any] | None:
     return data
 
 
-def accepted_full_configs(eval_matrix: Mapping[str, Any] | None) -> list[str]:
-    """Every name `--full-config` takes, sorted: MCP composite, legacy and mapped eval_matrix names."""
-    names = {name for name, mcp_type in MCP_TYPES.items() if mcp_type != "none"}
-    names.update(_LEGACY)
-    for name in _matrix_names(eval_matrix):
-        composite = _composite(name, eval_matrix)
-        if composite is not None and _is_mcp(composite):
-            names.add(name)
-    return sorted(names)
+def accepted_full_configs(eval_matrix: Mapping[str, Any] | None = None) -> list[str]:
+    """Every name `--full-config` takes, sorted: CSB's accepted names that are not baselines.
 
-
-def full_config_name(name: str, eval_matrix: Mapping[str, Any] | None) -> str:
-    """The composite name of the MCP lane's config; UserInputError listing the accepted values otherwise.
-
-    Baseline configs are refused here: `--full-config` names the MCP side, and a "pair" of two baselines
-    would measure nothing.
+    The eval_matrix's logical names (`sourcegraph_scip`, `sg_only_env`, …) are not among them: CSB's
+    harness refuses them, so a run the bot starts under such a name is one CSB could not have started.
     """
-    composite = _composite(name, eval_matrix)
-    if composite is not None and _is_mcp(composite):
-        return composite
+    return sorted(name for name, mcp_type in MCP_TYPES.items() if mcp_type != "none")
+
+
+def full_config_name(name: str, eval_matrix: Mapping[str, Any] | None = None) -> str:
+    """The MCP lane's config, as given; UserInputError listing the accepted values otherwise.
+
+    Baseline configs, which CSB's harness would take, are refused here: `--full-config` names the MCP
+    side, and a "pair" of two baselines would measure nothing.
+    """
+    if name in MCP_TYPES and MCP_TYPES[name] != "none":
+        return name
     accepted = ", ".join(accepted_full_configs(eval_matrix))
-    what = "is a baseline config, not an MCP one" if composite else "is not a known config"
+    what = "is a baseline config, not an MCP one" if name in MCP_TYPES else "is not a config CSB accepts"
     raise UserInputError(f"`{name}` {what}; accepted full configs: {accepted}", hint=_HINT)
 
 
 def baseline_config_for(full_config: str) -> str:
-    """The baseline that pairs with a composite full config: artifact pairs with artifact (CSB's rule)."""
-    return BASELINE_ARTIFACT if full_config.endswith("-artifact") else BASELINE_DIRECT
+    """CSB's `baseline_config_for`: an artifact full config pairs with the artifact baseline."""
+    artifact = full_config.endswith("-artifact") or full_config == "artifact_full"
+    return BASELINE_ARTIFACT if artifact else BASELINE_DIRECT
 
 
 def lane_plans(full_config: str, mode: Mode, eval_matrix: Mapping[str, Any] | None) -> tuple[LanePlan, ...]:
@@ -98,36 +95,3 @@ def lane_plans(full_config: str, mode: Mode, eval_matrix: Mapping[str, Any] | No
     if mode is Mode.FULL_ONLY:
         return (mcp,)
     return (baseline, mcp)
-
-
-def _composite(name: str, eval_matrix: Mapping[str, Any] | None) -> str | None:
-    if name in MCP_TYPES:
-        return name
-    if name in _LEGACY:
-        return _LEGACY[name]
-    if name in _matrix_names(eval_matrix):
-        return _MATRIX.get(name) or _declared_composite(name, eval_matrix)
-    return None
-
-
-def _declared_composite(name: str, eval_matrix: Mapping[str, Any] | None) -> str | None:
-    """A matrix entry may name its composite itself (`sourcegraph_scip.composite_name`)."""
-    definitions = (eval_matrix or {}).get("config_definitions")
-    entry = definitions.get(name) if isinstance(definitions, Mapping) else None
-    declared = entry.get("composite_name") if isinstance(entry, Mapping) else None
-    return declared if declared in MCP_TYPES else None
-
-
-def _matrix_names(eval_matrix: Mapping[str, Any] | None) -> set[str]:
-    if not eval_matrix:
-        return set()
-    definitions = eval_matrix.get("config_definitions")
-    names = set(definitions) if isinstance(definitions, Mapping) else set()
-    supported = eval_matrix.get("supported_configs")
-    if isinstance(supported, list):
-        names.update(name for name in supported if isinstance(name, str))
-    return names
-
-
-def _is_mcp(composite: str) -> bool:
-    return MCP_TYPES[composite] != "none"

@@ -36,6 +36,10 @@ _OLDER_NAMES: Mapping[str, tuple[str, ...]] = {
     "mcp-remote-direct": ("sourcegraph_full",),
     "mcp-scip-remote-direct": ("sourcegraph_scip",),
     "mcp-remote-artifact": ("artifact_full",),
+    # CSB's own legacy names are runs of the same lanes (its docs map them both ways).
+    "baseline": ("baseline-local-direct",),
+    "sourcegraph_full": ("mcp-remote-direct",),
+    "artifact_full": ("mcp-remote-artifact",),
 }
 _EVERY_LANE_NAME = frozenset(MCP_TYPES) | {name for names in _OLDER_NAMES.values() for name in names}
 

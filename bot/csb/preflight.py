@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.catalog import Catalog
+from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
 from bot.domain.spec import RunSpec
 
@@ -35,6 +36,7 @@ _OUTPUT_LIMIT = 300
 class PreflightCheck(StrEnum):
     TASKS = "tasks"
     TASK_FOLDERS = "task_folders"
+    DOCKERFILE_VARIANTS = "dockerfile_variants"
     SOURCEGRAPH_TOKEN = "sourcegraph_token"
     ACCOUNT_HEALTH = "account_health"
     DAYTONA_COST = "daytona_cost"
@@ -105,7 +107,7 @@ def run_preflight(
     timeout_s: float = 60,
 ) -> PreflightReport:
     """Every check, in the order the card lists them; scripts run with cwd the checkout."""
-    findings = [_tasks(spec), _task_folders(repo, spec), _token(spec, env)]
+    findings = [_tasks(spec), _task_folders(repo, spec), _variants(repo, spec), _token(spec, env)]
     health_finding, recommended = _account_health_finding(repo, env, python, timeout_s)
     findings.append(health_finding)
     if daytona:
@@ -155,6 +157,26 @@ def _task_folders(repo: Path, spec: RunSpec) -> Finding:
     more = f" and {len(missing) - _LIST_LIMIT} more" if len(missing) > _LIST_LIMIT else ""
     noun = "folder is" if len(missing) == 1 else "folders are"
     return _block(PreflightCheck.TASK_FOLDERS, f"{len(missing)} task {noun} missing: {shown}{more}")
+
+
+def _variants(repo: Path, spec: RunSpec) -> Finding:
+    """CSB's harness blocks the batch when a lane's Dockerfile variant is missing (or, in artifact mode,
+    the instruction expects no checkout); a missing folder is reported by the folder check."""
+    lanes = [(lane.role, lane.config) for lane in spec.lanes]
+    problems = [
+        f"`{task.task_id}` ({', '.join(found)})"
+        for task in spec.tasks
+        if (repo / task.path).is_dir() and (found := variant_problems(repo, task.path, lanes))
+    ]
+    if not problems:
+        return _ok(PreflightCheck.DOCKERFILE_VARIANTS, "every lane's Dockerfile variant is present")
+    shown = ", ".join(problems[:_LIST_LIMIT])
+    more = f" and {len(problems) - _LIST_LIMIT} more" if len(problems) > _LIST_LIMIT else ""
+    return _block(
+        PreflightCheck.DOCKERFILE_VARIANTS,
+        f"{len(problems)} task(s) cannot run these lanes: {shown}{more} "
+        "(CSB: run scripts/generate_sgonly_dockerfiles.py for them)",
+    )
 
 
 def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
