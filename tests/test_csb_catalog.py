@@ -50,6 +50,8 @@ def test_suite_file_is_read_whole(catalog: Catalog) -> None:
     assert first.path == f"benchmarks/tasks/{SUITE['tasks'][0]['task_dir']}"
     assert first.suite == SUITE["tasks"][0]["suite"]
     assert first.time_limit_sec == 1200
+    # No [agent] or [verifier] in CSB's task.toml: Harbor's 600 s defaults; build_timeout_sec 900.
+    assert first.harbor_budget_sec == 2 * 900 + 360 + 600 + 2 * 600
 
 
 def test_suite_keys_come_from_the_file_and_counts_from_its_tasks(catalog: Catalog) -> None:

@@ -557,3 +557,15 @@ def test_delay_past_the_time_limit_is_an_agent_timeout(tmp_path: Path) -> None:
     trial = single_trial(jobs)
     assert trial["exception_info"]["exception_type"] == "AgentTimeoutError"
     assert trial["verifier_result"] is None
+
+
+def test_script_timeout_is_an_agent_timeout_that_is_still_scored(tmp_path: Path) -> None:
+    """As Harbor: the verifier scores what an agent that ran out of time left (CSB counts it)."""
+    script = write_script(tmp_path, {"slugify-punctuation-fix-001": "timeout"})
+    jobs = tmp_path / "jobs"
+    proc = run_harbor(EASY_TASK, "baseline", jobs, CSB_STANDIN_SCRIPT=script)
+    assert proc.returncode == 0, proc.stderr
+    [result] = trial_results(jobs)
+    trial = json.loads(result.read_text())
+    assert trial["exception_info"]["exception_type"] == "AgentTimeoutError"
+    assert trial["verifier_result"] == {"rewards": {"reward": 1.0}}

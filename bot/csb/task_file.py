@@ -92,7 +92,18 @@ def _task_ref(repo: Path, rel_path: str, index: int, entry: Any, shape: Shape) -
     if not isinstance(task_dir, str) or not _is_inside(task_dir):
         raise UserInputError(f"`{rel_path}`: task `{task_id}` has a task_dir outside benchmarks/: {task_dir}")
     folder = task_folder(repo, task_dir)
-    return TaskRef(task_id=task_id, suite=suite, path=folder, time_limit_sec=_time_limit(repo / folder))
+    data = _task_toml(repo / folder)
+    return TaskRef(
+        task_id=task_id,
+        suite=suite,
+        path=folder,
+        time_limit_sec=_time_limit(data),
+        harbor_budget_sec=harbor_budget(data or {}),
+    )
+
+
+HARBOR_DEFAULT_SEC = 600  # Harbor's default build, agent and verifier timeouts
+HARBOR_AGENT_SETUP_SEC = 360  # Harbor's fixed agent setup timeout
 
 
 def _is_inside(task_dir: str) -> bool:
@@ -100,14 +111,35 @@ def _is_inside(task_dir: str) -> bool:
     return not path.is_absolute() and ".." not in path.parts and "\\" not in task_dir
 
 
-def _time_limit(folder: Path) -> int | None:
-    """`[task] time_limit_sec` of the task.toml; None when absent or unreadable (Harbor will say why)."""
+def _task_toml(folder: Path) -> dict[str, Any] | None:
     try:
-        data = tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
+        return tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    task = data.get("task")
-    value = task.get("time_limit_sec") if isinstance(task, dict) else None
+
+
+def _time_limit(data: Mapping[str, Any] | None) -> int | None:
+    """`[task] time_limit_sec` of the task.toml; None when absent or unreadable (Harbor will say why)."""
+    return _seconds(data, "task", "time_limit_sec")
+
+
+def harbor_budget(data: Mapping[str, Any]) -> int:
+    """Harbor's longest legitimate run of a task, in seconds before `--timeout-multiplier`.
+
+    Build (`[environment].build_timeout_sec`) and verifier (`[verifier].timeout_sec`) count twice, since
+    Harbor retries each once on a timeout; agent setup is Harbor's fixed 360 s; the agent gets
+    `[agent].timeout_sec`. Each missing value is Harbor's default, 600 s: CSB's task.tomls have no
+    `[agent]` or `[verifier]` section. A lane stopped sooner would be stopped before Harbor gives up.
+    """
+    build = _seconds(data, "environment", "build_timeout_sec") or HARBOR_DEFAULT_SEC
+    agent = _seconds(data, "agent", "timeout_sec") or HARBOR_DEFAULT_SEC
+    verifier = _seconds(data, "verifier", "timeout_sec") or HARBOR_DEFAULT_SEC
+    return 2 * build + HARBOR_AGENT_SETUP_SEC + agent + 2 * verifier
+
+
+def _seconds(data: Mapping[str, Any] | None, table: str, key: str) -> int | None:
+    section = data.get(table) if data is not None else None
+    value = section.get(key) if isinstance(section, dict) else None
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     return int(value)

@@ -92,6 +92,9 @@ class TaskRef(BaseModel):
     suite: str
     path: str  # task folder relative to the checkout root, e.g. benchmarks/tasks/<suite>/<task_id>
     time_limit_sec: int | None = None
+    # Harbor's own longest run of this task before the timeout multiplier: build and verifier twice
+    # (Harbor retries each once on a timeout), agent setup, agent. None when the task.toml is unreadable.
+    harbor_budget_sec: int | None = None
 
 
 class LanePlan(BaseModel):

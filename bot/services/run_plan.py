@@ -8,6 +8,8 @@ from bot.csb.command import jobs_dir, run_dir_name
 from bot.domain.spec import LanePlan, RunSpec, TaskRef
 from bot.store.models import Lane, Run
 
+TEARDOWN_SEC = 300  # Harbor's teardown after its last phase (containers, sandbox) before it exits
+
 
 def plan_run(
     spec: RunSpec, run_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
@@ -48,8 +50,12 @@ def plan_run(
 
 
 def lane_timeout_sec(task: TaskRef, multiplier: int, default_sec: int) -> int:
-    """The task's time limit times Harbor's multiplier, as Harbor itself allows; else CSB's 4 h default."""
-    return task.time_limit_sec * multiplier if task.time_limit_sec else default_sec
+    """When the bot stops a lane: never before Harbor itself would give up (its budget for the task,
+    times the multiplier, plus time to tear down), nor before `[task] time_limit_sec` × the multiplier,
+    nor before the configured default."""
+    budget = (task.harbor_budget_sec or 0) * multiplier + TEARDOWN_SEC
+    limit = (task.time_limit_sec or 0) * multiplier
+    return max(budget, limit, default_sec)
 
 
 def _lane(task: TaskRef, plan: LanePlan, index: int, lane_dir: str, timeout_sec: int) -> Lane:

@@ -13,8 +13,9 @@ Harbor stand-in's fixed rule:
   `instruction_<variant>.md`, then `instruction_<variant up to its first _>.md`, from TASK_SOURCE_DIR
   (the original task folder); else `instruction.md` of the folder Harbor was given;
 - it writes what it saw to `<trial>/agent/lane-env.json`: HOME, BASELINE_MCP_TYPE, TASK_SOURCE_DIR,
-  INSTRUCTION_VARIANT, SOURCEGRAPH_REPOS, the instruction file it picked and the sha256 of the
-  `environment/Dockerfile` the lane was built from.
+  INSTRUCTION_VARIANT, SOURCEGRAPH_REPOS, the names of any SLACK_* variables it was given (there
+  should be none), the instruction file it picked and the sha256 of the `environment/Dockerfile` the
+  lane was built from.
 Standard library only.
 """
 
@@ -72,6 +73,7 @@ class BaselineClaudeCodeAgent:
         """Write and return what this lane ran with."""
         dockerfile = self.task_path / "environment" / "Dockerfile"
         data: dict[str, object] = {key: self.environ.get(key) for key in RECORDED}
+        data["SLACK_VARIABLES"] = sorted(key for key in self.environ if key.startswith("SLACK_"))
         data["instruction_file"] = str(self.instruction_file())
         data["dockerfile_sha256"] = (
             hashlib.sha256(dockerfile.read_bytes()).hexdigest() if dockerfile.is_file() else None

@@ -1,0 +1,1 @@
+"""Release notes helpers."""
