@@ -64,10 +64,10 @@ class EngineKit:
         return self.engines[0]
 
     async def approve(
-        self, suite: str = "csb_sdlc_fix", *, parallel: int = 2, category: str = "staging"
+        self, suite: str | None = "csb_sdlc_fix", *, parallel: int = 2, category: str = "staging", **more: Any
     ) -> int:
         """An approved request and its queued run, as the approval gate leaves them; returns the run id."""
-        params = RunParams(suite=suite, parallel=parallel, category=Category(category))
+        params = RunParams(suite=suite, parallel=parallel, category=Category(category), **more)
         spec = Catalog(self.repo).resolve(params, parallel)
         now = self.clock.now()
         async with self.store.write() as session:

@@ -1,0 +1,241 @@
+"""End to end through the engine and the example bench: a lane the bot starts is the lane CSB's harness
+would start (environment, Dockerfile variant, job folder), and CSB's status tool reads what it wrote with
+the verdicts the bot reported.
+
+The agent stand-in (configs/example-bench/agents) records the environment it ran with in
+`<trial>/agent/lane-env.json`; these tests read those records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_kit import EngineKit, engine_kit
+
+from bot.domain.outcome import LaneStatus
+from bot.store import runs
+from bot.store.models import Lane, RunState
+
+pytestmark = pytest.mark.slow
+
+SLUG = "slugify-punctuation-fix-001"
+ARTIFACT = "changelog-entry-artifact-001"
+VARIANTS = "configs/selected_variant_tasks.json"
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _trial_of(kit: EngineKit, lane: Lane) -> Path:
+    """The one trial folder in the job folder this lane's attempt named."""
+    job = kit.repo / lane.jobs_dir / f"csb_r{lane.run_id}_l{lane.id}_a{lane.attempt}"
+    [trial] = [path for path in job.iterdir() if path.is_dir()]
+    return trial
+
+
+def _record(kit: EngineKit, lane: Lane) -> dict[str, Any]:
+    return json.loads((_trial_of(kit, lane) / "agent" / "lane-env.json").read_text())
+
+
+async def test_every_lane_runs_with_the_harness_environment(tmp_path: Path) -> None:
+    homes = tmp_path / "home" / ".claude-homes"
+    for name in ("account1", "account2"):
+        (homes / name).mkdir(parents=True)
+    async with engine_kit(tmp_path) as kit:
+        kit.env["SLACK_BOT_TOKEN"] = "xoxb-never-in-a-lane"
+        kit.env.pop("PYTHONPATH", None)
+        (kit.repo / ".env.local").write_text("export SOURCEGRAPH_URL=https://sg.example\nNOT_EXPORTED=1\n")
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await kit.engine.run_until_idle()
+        lanes = await kit.lanes(run_id)
+        assert {lane.state for lane in lanes} <= {LaneStatus.PASSED, LaneStatus.FAILED}
+        for lane in lanes:
+            seen = _record(kit, lane)
+            source = kit.repo / lane.task_path
+            mcp = lane.role == "mcp"
+            assert seen["HOME"] == lane.account and lane.account.startswith(str(homes))
+            assert seen["USE_SUBSCRIPTION"] == "true" and seen["DOCKER_BUILDKIT"] == "1"
+            assert seen["REPO_ROOT"] == str(kit.repo) and seen["PYTHONPATH"] == f"{kit.repo}:"
+            assert seen["SOURCEGRAPH_URL"] == "https://sg.example"  # exported by .env.local
+            assert seen["SLACK_VARIABLES"] == []
+            assert seen["TASK_SOURCE_DIR"] == str(source)  # the original folder, in both lanes
+            assert seen["BASELINE_MCP_TYPE"] == ("sourcegraph_full" if mcp else "none")
+            assert seen["INSTRUCTION_VARIANT"] == ("mcp" if mcp else "default")
+            variant = "Dockerfile.sg_only" if mcp else "Dockerfile"
+            assert seen["dockerfile_sha256"] == _sha(source / "environment" / variant)
+            if not mcp:
+                assert seen["instruction_file"] == str(source / "instruction.md")
+                continue
+            repos = "sg-evals/textkit" if lane.task_id == SLUG else ""
+            assert seen["SOURCEGRAPH_REPOS"] == repos  # read from the Dockerfile the lane was built from
+            picked = Path(seen["instruction_file"])
+            if lane.task_id == SLUG:
+                assert picked == source / "instruction_mcp.md"
+            else:  # no variant instruction: Harbor's own, of the task copy, which is gone once the lane ended
+                assert re.fullmatch(rf"mcp_{lane.task_id}_[0-9a-f]{{6}}", picked.parent.name)
+                assert not picked.parent.exists()
+
+
+async def test_an_artifact_config_builds_both_lanes_from_their_variants(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        run_id = await kit.approve(
+            "csb_sdlc_document", selection_file=VARIANTS, full_config="mcp-remote-artifact", parallel=2
+        )
+        await kit.engine.run_until_idle()
+        lanes = {lane.role: lane for lane in await kit.lanes(run_id)}
+        assert lanes["baseline"].config == "baseline-local-artifact"
+        assert (lanes["baseline"].state, lanes["mcp"].state) == (LaneStatus.FAILED, LaneStatus.PASSED)
+        environment = kit.repo / lanes["mcp"].task_path / "environment"
+        for role, variant, prefix in (
+            ("baseline", "Dockerfile.artifact_baseline", "bl_"),
+            ("mcp", "Dockerfile.artifact_only", "mcp_"),
+        ):
+            seen = _record(kit, lanes[role])
+            assert seen["dockerfile_sha256"] == _sha(environment / variant)
+            trial = json.loads((_trial_of(kit, lanes[role]) / "result.json").read_text())
+            assert re.fullmatch(rf"{prefix}{ARTIFACT}_[0-9a-f]{{6}}", trial["task_name"])  # CSB's copy name
+        assert _record(kit, lanes["mcp"])["SOURCEGRAPH_REPOS"] == "sg-evals/relnotes"
+        assert _record(kit, lanes["mcp"])["BASELINE_MCP_TYPE"] == "artifact_full"
+
+
+async def test_a_scored_agent_timeout_counts_as_scored(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        kit.script({f"{SLUG}/mcp": "timeout"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await kit.engine.run_until_idle()
+        lane = next(lane for lane in await kit.lanes(run_id) if (lane.task_id, lane.role) == (SLUG, "mcp"))
+        assert (lane.state, lane.reward, lane.exception_type) == (LaneStatus.PASSED, 1.0, "AgentTimeoutError")
+        assert lane.infra_failures == 0 and lane.attempt == 1
+
+
+async def test_cancel_gives_cancelled_although_harbor_wrote_a_cancelled_error(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        kit.script({SLUG: "hang"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        await kit.engine.tick()
+        running = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        assert len(running) == 2
+        async with kit.store.write() as session:
+            assert await runs.move_run(
+                session, run_id, from_states=[RunState.RUNNING], to=RunState.CANCELLING
+            )
+        await kit.engine.run_until_idle()
+        lanes = {lane.id: lane for lane in await kit.lanes(run_id)}
+        for lane in running:
+            assert lanes[lane.id].state is LaneStatus.CANCELLED
+            trial = json.loads((_trial_of(kit, lanes[lane.id]) / "result.json").read_text())
+            assert trial["exception_info"]["exception_type"] == "CancelledError"  # what Harbor wrote
+        assert (await kit.run(run_id)).state is RunState.CANCELLED
+
+
+# --- CSB's status tool, rule by rule (aggregate_status.py: scan, suite detection, skips, config folders,
+# trial folders, classify_task and task name normalisation), written here from its specification ----------
+
+_SDLC = ("feature", "refactor", "build", "debug", "design", "document", "fix", "secure", "test", "understand")
+_ORG = (
+    "crossrepo_tracing", "crossrepo", "security", "migration", "incident", "onboarding", "compliance",
+    "crossorg", "domain", "org", "platform",
+)  # fmt: skip
+DIR_PREFIX_TO_SUITE = [(f"csb_sdlc_{p}_", f"csb_sdlc_{p}") for p in _SDLC] + [
+    (f"csb_org_{p}_", f"csb_org_{p}") for p in _ORG
+]
+SKIP_PATTERNS = ("__broken_verifier", "validation_test", "archive", "__v1_hinted", "__aborted")
+LEGACY_CONFIGS = {
+    "baseline", "sourcegraph_full", "sourcegraph_base", "sourcegraph_isolated", "sg_only_env", "sourcegraph",
+    "deepsearch", "artifact_full",
+}  # fmt: skip
+CONFIG_NAME = re.compile(r"^(baseline|mcp)-(local|remote)-(direct|artifact)$")
+STATUS_OF = {"passed": "completed_pass", "failed": "completed_fail", "errored": "errored"}
+
+
+def _detect_suite(name: str) -> str | None:
+    return next((suite for prefix, suite in DIR_PREFIX_TO_SUITE if name.startswith(prefix)), None)
+
+
+def _should_skip(name: str) -> bool:
+    return any(pattern in name for pattern in SKIP_PATTERNS)
+
+
+def _iter_task_dirs(config_path: Path) -> list[Path]:
+    found: list[Path] = []
+    for entry in sorted(config_path.iterdir()):
+        if not entry.is_dir() or _should_skip(entry.name):
+            continue
+        if entry.name.startswith("20"):
+            found += [t for t in sorted(entry.iterdir()) if t.is_dir() and not t.name.startswith("20")]
+        elif "__" in entry.name:
+            found.append(entry)
+        elif entry.name.startswith(("ccb_", "csb_")):
+            found += [t for t in sorted(entry.iterdir()) if t.is_dir() and not _should_skip(t.name)]
+    return found
+
+
+def _normalize_sdlc_task_name(name: str) -> str:
+    name = re.sub(r"^sdlc_[a-z]+_", "", name)
+    match = re.match(r"^(.+)_[A-Za-z0-9]{6}$", name)
+    return match.group(1) if match and "-" in match.group(1) else name
+
+
+def _classify_task(trial: Path) -> tuple[str, str]:
+    name = trial.name.rsplit("__", 1)[0]
+    data = json.loads((trial / "result.json").read_text())
+    if data.get("task_name"):
+        name = _normalize_sdlc_task_name(data["task_name"])
+    rewards = (data.get("verifier_result") or {}).get("rewards") or {}
+    reward = rewards.get("reward") if rewards.get("reward") is not None else rewards.get("score")
+    reward = float(reward) if reward is not None else None
+    info = data.get("exception_info")
+    if info is not None:
+        if (info.get("exception_type") or info.get("type")) == "AgentTimeoutError" and reward is not None:
+            return name, "completed_pass" if reward > 0 else "completed_fail"
+        return name, "errored"
+    return name, "completed_pass" if reward is not None and reward > 0 else "completed_fail"
+
+
+def csb_status(runs_dir: Path) -> dict[tuple[str, str, str], list[str]]:
+    """(suite, config, task name) → statuses of every trial CSB's status tool finds under `runs_dir`."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for run in sorted(runs_dir.iterdir()):
+        suite = _detect_suite(run.name)
+        if not run.is_dir() or suite is None or _should_skip(run.name):
+            continue
+        for config in sorted(run.iterdir()):
+            if not config.is_dir() or not (config.name in LEGACY_CONFIGS or CONFIG_NAME.match(config.name)):
+                continue
+            for trial in _iter_task_dirs(config):
+                name, status = _classify_task(trial)
+                found.setdefault((suite, config.name, name), []).append(status)
+    return found
+
+
+async def test_csbs_status_tool_finds_every_trial_with_the_bots_verdict(tmp_path: Path) -> None:
+    """All 14 lanes of the three suites start at once (same second, shared jobs dirs): no collision,
+    one run folder per suite, and CSB's rules find each trial once with the verdict the bot reported."""
+    async with engine_kit(tmp_path, global_slots=14) as kit:
+        kit.script({f"{SLUG}/mcp": "error", "csv-quoting-debug-001/baseline": "timeout"})
+        run_id = await kit.approve(None, parallel=14)
+        await kit.engine.tick()
+        assert len([s for s in (await kit.states(run_id)).values() if s == "running"]) == 14
+        await kit.engine.run_until_idle()
+        lanes = await kit.lanes(run_id)
+        assert len(lanes) == 14 and all(lane.attempt == 1 for lane in lanes)
+        found = csb_status(kit.repo / "runs" / "staging")
+        expected = {
+            (lane.suite, lane.config, lane.task_id if lane.role == "baseline" else f"mcp_{lane.task_id}"): [
+                STATUS_OF[lane.state.value]
+            ]
+            for lane in lanes
+        }
+        assert found == expected
+        assert {Path(lane.jobs_dir).parent.name.split("_haiku_")[0] for lane in lanes} == {
+            "csb_sdlc_fix",
+            "csb_sdlc_debug",
+            "csb_org_onboarding",
+        }
+        assert found["csb_sdlc_debug", "baseline-local-direct", "csv-quoting-debug-001"] == ["completed_pass"]
