@@ -30,7 +30,7 @@ class EngineConfig(BaseModel):
     # The global slot pool shared by all runs; 0 = sessions_per_account x the account homes found,
     # else default_parallel.
     global_slots: int = Field(default=0, ge=0)
-    sessions_per_account: int = Field(default=4, ge=1)
+    sessions_per_account: int = Field(default=6, ge=1)  # CSB: SESSIONS_PER_ACCOUNT
     account_homes: str = "~/.claude-homes/account*"
     rate_limit_rest_sec: float = Field(default=300, ge=0)
     retry_limit: int = Field(default=3, ge=0)

@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock, SystemClock
 from bot.engine import Engine, LaunchConfig, build_engine
+from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
@@ -60,6 +61,21 @@ class Bot:
         await self.store.close()
 
 
+def with_csb_default_parallel(config: BotConfig, environ: Mapping[str, str], clock: Clock) -> BotConfig:
+    """Without `default_parallel` in the config file, CSB's rule: 6 lanes per account whose token is
+    live when the bot starts; on Daytona its task cap."""
+    if "default_parallel" in config.engine.model_fields_set:
+        return config
+    home = environ.get("HOME", os.path.expanduser("~"))
+    homes = discover_homes(config.engine.account_homes, home)
+    ready = sum(1 for account in homes if usable(account, clock.now(), fallback=False))
+    daytona = config.engine.daytona or environ.get("HARBOR_ENV") == "daytona"
+    parallel = default_parallel(ready, daytona=daytona, env=environ)
+    return config.model_copy(
+        update={"engine": config.engine.model_copy(update={"default_parallel": parallel})}
+    )
+
+
 def build_bot(
     settings: Settings,
     *,
@@ -71,7 +87,7 @@ def build_bot(
     """`environ` is what lanes inherit and preflight reads (default: this process's environment)."""
     clock = clock or SystemClock()
     environ = dict(os.environ if environ is None else environ)
-    config = settings.load_config()
+    config = with_csb_default_parallel(settings.load_config(), environ, clock)
     repo = settings.resolved_repo()
     store = Store(settings.csb_database_url)
     catalog = Catalog(repo)

@@ -111,6 +111,20 @@ class EngineKit:
         return trial_dirs(self.repo)
 
 
+def make_accounts(tmp_path: Path, *names: str, minutes: float = 7 * 24 * 60) -> Path:
+    """Account homes under the kit's HOME, each with Claude credentials whose token has `minutes` left
+    on the kit's clock (ManualClock's start); returns the folder holding them."""
+    homes = tmp_path / "home" / ".claude-homes"
+    expires_ms = int((ManualClock().now().timestamp() + minutes * 60) * 1000)
+    for name in names:
+        credentials = homes / name / ".claude" / ".credentials.json"
+        credentials.parent.mkdir(parents=True, exist_ok=True)
+        credentials.write_text(
+            json.dumps({"claudeAiOauth": {"accessToken": "sk-ant-oat-test", "expiresAt": expires_ms}})
+        )
+    return homes
+
+
 def trial_dirs(repo: Path) -> list[Path]:
     return sorted(p for p in (repo / "runs").rglob("*__*") if p.is_dir() and TRIAL.match(p.name))
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import engine_kit, make_accounts
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.accounts import AccountPicker, account_pool
@@ -76,9 +76,7 @@ async def test_a_run_keeps_to_its_parallel(tmp_path: Path) -> None:
 
 
 async def test_accounts_round_robin_by_home(tmp_path: Path) -> None:
-    homes = tmp_path / "home" / ".claude-homes"
-    for name in ("account1", "account2", "account3"):
-        (homes / name).mkdir(parents=True)
+    homes = make_accounts(tmp_path, "account1", "account2", "account3")
     async with engine_kit(tmp_path, sessions_per_account=2) as kit:
         pool = account_pool(kit.config, kit.env["HOME"])
         assert pool.slots == 6 and len(pool.homes) == 3

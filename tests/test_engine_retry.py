@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import engine_kit, make_accounts
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
@@ -27,9 +27,7 @@ SLUG, PAGE, MERGE = "slugify-punctuation-fix-001", "pagination-offset-fix-001", 
 
 
 async def test_only_infrastructure_failures_are_retried(tmp_path: Path) -> None:
-    homes = tmp_path / "home" / ".claude-homes"
-    for name in ("account1", "account2"):
-        (homes / name).mkdir(parents=True)
+    make_accounts(tmp_path, "account1", "account2")
     async with engine_kit(tmp_path, retry_limit=2, sessions_per_account=3) as kit:
         kit.script({f"{SLUG}/mcp": "ratelimit", f"{PAGE}/baseline": "crash", f"{MERGE}/mcp": "error"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_kit import EngineKit, engine_kit
+from engine_kit import EngineKit, engine_kit, make_accounts
 
 from bot.domain.outcome import LaneStatus
+from bot.engine.accounts import account_pool, default_parallel
 from bot.store import runs
 from bot.store.models import Lane, RunState
 
@@ -44,9 +46,7 @@ def _record(kit: EngineKit, lane: Lane) -> dict[str, Any]:
 
 
 async def test_every_lane_runs_with_the_harness_environment(tmp_path: Path) -> None:
-    homes = tmp_path / "home" / ".claude-homes"
-    for name in ("account1", "account2"):
-        (homes / name).mkdir(parents=True)
+    homes = make_accounts(tmp_path, "account1", "account2")
     async with engine_kit(tmp_path) as kit:
         kit.env["SLACK_BOT_TOKEN"] = "xoxb-never-in-a-lane"
         kit.env.pop("PYTHONPATH", None)
@@ -239,3 +239,37 @@ async def test_csbs_status_tool_finds_every_trial_with_the_bots_verdict(tmp_path
             "csb_org_onboarding",
         }
         assert found["csb_sdlc_debug", "baseline-local-direct", "csv-quoting-debug-001"] == ["completed_pass"]
+
+
+async def test_a_lane_never_starts_on_an_expired_account(tmp_path: Path) -> None:
+    """account1's token is dead, account3's runs out mid-run, account2 has none at all (not an account):
+    every lane runs on an account with at least 5 minutes of token left when it starts."""
+    make_accounts(tmp_path, "account1", minutes=-30)
+    make_accounts(tmp_path, "account3", minutes=20)
+    homes = make_accounts(tmp_path, "account10")
+    (homes / "account2").mkdir()
+    async with engine_kit(tmp_path, sessions_per_account=2) as kit:
+        pool = account_pool(kit.config, kit.env["HOME"])
+        assert [Path(home).name for home in pool.homes] == ["account1", "account3", "account10"]  # sort -V
+        kit.script({"pagination-offset-fix-001": "hang", "config-merge-nested-fix-001": "hang"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await kit.engine.tick()
+        first = {
+            lane.id: lane.account for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING
+        }
+        assert set(first.values()) == {str(homes / "account3"), str(homes / "account10")}
+        kit.clock.advance(timedelta(minutes=16))  # account3: 4 minutes left, under CSB's 5
+        kit.script({})
+        await kit.engine.run_until_idle()
+        lanes = await kit.lanes(run_id)
+        later = [lane.account for lane in lanes if lane.id not in first]
+        assert later and set(later) == {str(homes / "account10")}
+        assert str(homes / "account1") not in {lane.account for lane in lanes}
+
+
+def test_default_parallel_follows_csbs_rule() -> None:
+    assert default_parallel(3, daytona=False, env={}) == 18
+    assert default_parallel(0, daytona=False, env={}) == 6  # the bot's own HOME: one account
+    assert default_parallel(3, daytona=True, env={}) == 60
+    assert default_parallel(3, daytona=True, env={"DAYTONA_PARALLEL_TASK_CAP": "500"}) == 124
+    assert default_parallel(3, daytona=True, env={"DAYTONA_PARALLEL_TASK_CAP": "8"}) == 8

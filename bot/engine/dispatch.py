@@ -33,7 +33,7 @@ from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.spec import LaneRole
-from bot.engine.accounts import AccountPicker, AccountPool
+from bot.engine.accounts import AccountPicker, AccountPool, usable
 from bot.engine.attempts import retire_attempt
 from bot.engine.executor import LaneLaunch, LocalExecutor
 from bot.engine.processes import MARKER_ENV
@@ -162,11 +162,11 @@ class Dispatcher:
         free = self._pool.slots - running.total
         if free <= 0:
             return batch
-        picker = AccountPicker(
-            await accounts.ready_accounts(session, self._pool.homes, now),
-            running.by_account,
-            self._pool.per_account,
-        )
+        ready = await accounts.ready_accounts(session, self._pool.homes, now)
+        # Only accounts whose token is still live, checked at every claim: a lane never starts on an
+        # expired account (CSB's agent could not refresh a dead one).
+        live = [account for account in ready if usable(account.home, now, fallback=self._pool.fallback)]
+        picker = AccountPicker(live, running.by_account, self._pool.per_account)
         busy = running.by_run
         claims = batch.claims
         for run in await runs.active_runs(session, states=runs.STARTABLE_STATES):
