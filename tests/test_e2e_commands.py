@@ -97,7 +97,9 @@ async def test_help_run_lists_what_this_checkout_and_policy_allow(tmp_path: Path
         assert "`--parallel`" in text and "Example: `/csb run" in text
         assert "suites in `benchmarks/suites/csb-example.json`: `csb_org_onboarding`, `csb_sdlc_" in text
         assert "`mcp-remote-direct`" in text and "`mcp-remote-artifact`" in text
-        assert "staging at most" in text and "official at most" in text and "(default 4)" in text
+        assert (
+            "staging at most" in text and "official at most" in text and "(default 6)" in text
+        )  # CSB: 6 per account; none here
 
 
 async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> None:
