@@ -43,12 +43,19 @@ RUN_DIR = "bench_haiku_20260101_000000_1"
 SUITE_FILE = "benchmarks/suites/bench.json"
 LANES = (("baseline", "baseline-local-direct", "none"), ("mcp", "mcp-remote-direct", "sourcegraph_full"))
 
-# The bench's Harbor: sleep, then write the trial result.json where Harbor does, so the engine reads a
-# real verdict (argv: run --path P --agent-import-path A --model M --jobs-dir J …).
+# The bench's Harbor: sleep, then write the trial result.json where Harbor does (in the job folder
+# `--job-name` names, if given), so the engine reads a real verdict
+# (argv: run --path P --agent-import-path A --model M --jobs-dir J …).
 HARBOR = """#!/bin/sh
 sleep @SLEEP@
 task=${3##*/}
-trial="$9/job-$task/${task}__bench01"
+job="job-$task"
+prev=""
+for arg in "$@"; do
+    [ "$prev" = "--job-name" ] && job="$arg"
+    prev="$arg"
+done
+trial="$9/$job/${task}__bench01"
 mkdir -p "$trial"
 verdict='"exception_info": null, "verifier_result": {"rewards": {"reward": 1.0}}'
 echo "{\\"task_name\\": \\"$task\\", $verdict}" > "$trial/result.json"
