@@ -20,8 +20,8 @@ from engine_kit import EngineKit, engine_kit, make_accounts
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.accounts import account_pool, default_parallel
-from bot.store import runs
-from bot.store.models import Lane, RunState
+from bot.store import outbox, runs
+from bot.store.models import Lane, OutboxKind, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -273,3 +273,66 @@ def test_default_parallel_follows_csbs_rule() -> None:
     assert default_parallel(3, daytona=True, env={}) == 60
     assert default_parallel(3, daytona=True, env={"DAYTONA_PARALLEL_TASK_CAP": "500"}) == 124
     assert default_parallel(3, daytona=True, env={"DAYTONA_PARALLEL_TASK_CAP": "8"}) == 8
+
+
+# Stand-ins for CSB's after-batch scripts, written into the checkout copy: each records its argv.
+METRICS_SCRIPT = """import json, pathlib, sys
+args = sys.argv[1:]
+task_dir = pathlib.Path(args[args.index("--task-dir") + 1])
+(task_dir / "task_metrics.json").write_text(json.dumps({"argv": args}))
+"""
+VALIDATE_SCRIPT = """import json, pathlib, sys
+args = sys.argv[1:]
+jobs, config = pathlib.Path(args[args.index("--jobs-dir") + 1]), args[args.index("--config") + 1]
+trials = sorted(jobs.glob("*/*/result.json"))
+flag = {"task_name": "pagination-offset-fix-001", "flag": "zero_reward"}
+flags = [flag] if config.startswith("baseline") else []
+report = {"config": config, "tasks_checked": len(trials), "counts": {"critical": len(flags)}, "flags": flags}
+(jobs / "flagged_tasks.json").write_text(json.dumps(report))
+sys.exit(1 if flags else 0)
+"""
+
+
+async def test_after_the_run_csbs_scripts_run_and_their_findings_reach_the_thread(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        for path, text in (
+            ("scripts/evaluation/extract_task_metrics.py", METRICS_SCRIPT),
+            ("scripts/authoring/validate_task_run.py", VALIDATE_SCRIPT),
+        ):
+            (kit.repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (kit.repo / path).write_text(text)
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await kit.engine.run_until_idle()
+        await kit.engine.after_batch.wait()
+        assert (await kit.run(run_id)).state is RunState.FINISHED
+        for lane in await kit.lanes(run_id):
+            argv = json.loads((_trial_of(kit, lane) / "task_metrics.json").read_text())["argv"]
+            assert argv[2:] == ["--benchmark", "csb_sdlc_fix", "--config", lane.config,
+                                "--selected-tasks", "benchmarks/suites/csb-example.json"]  # fmt: skip
+        async with kit.store.read() as session:
+            notices = [
+                i.text or ""
+                for i in await outbox.due(session, kit.clock.now())
+                if i.kind is OutboxKind.NOTICE
+            ]
+        [text] = [notice for notice in notices if "After the batch" in notice]
+        assert "task metrics written for 6 trial(s)" in text
+        assert (
+            "`csb_sdlc_fix/baseline-local-direct`: 3 checked, 1 critical, flagged: pagination-offset-fix-001"
+            in text
+        )
+        assert "`csb_sdlc_fix/mcp-remote-direct`: 3 checked" in text
+
+
+async def test_without_the_scripts_nothing_is_posted(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.run_until_idle()
+        await kit.engine.after_batch.wait()
+        async with kit.store.read() as session:
+            notices = [
+                i.text or ""
+                for i in await outbox.due(session, kit.clock.now())
+                if i.kind is OutboxKind.NOTICE
+            ]
+        assert not [notice for notice in notices if "After the batch" in notice]

@@ -19,11 +19,12 @@ def summary_target(run_id: int) -> str:
     return f"summary:{run_id}"
 
 
-async def close_runs(session: AsyncSession, now: datetime) -> int:
-    """Close every run with nothing left to do, in the caller's transaction; returns how many."""
-    closed = 0
+async def close_runs(session: AsyncSession, now: datetime) -> list[int]:
+    """Close every run with nothing left to do, in the caller's transaction; returns their ids."""
+    closed: list[int] = []
     for run in await runs.closable_runs(session):
-        closed += await close_run(session, run, now)
+        if await close_run(session, run, now):
+            closed.append(run.id or 0)
     return closed
 
 

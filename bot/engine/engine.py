@@ -15,6 +15,7 @@ import asyncio
 import logging
 
 from bot.domain.clock import Clock
+from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
 from bot.engine.executor import LocalExecutor
@@ -44,6 +45,7 @@ class Engine:
         pins: LaunchPins,
         lease: LeaseKeeper,
         executor: LocalExecutor,
+        after_batch: AfterBatchRunner,
         *,
         eager: bool = True,
     ) -> None:
@@ -55,6 +57,7 @@ class Engine:
         self._pins = pins
         self.lease = lease
         self.executor = executor
+        self.after_batch = after_batch
         self._lock = asyncio.Lock()
         self._eager = eager
         self._kicked: asyncio.Task[None] | None = None
@@ -75,9 +78,10 @@ class Engine:
             async with self._store.write() as session:  # one transaction: settle, close, claim
                 await self._dispatcher.record_pids(session)
                 endings = await self._watcher.settle(session, judged, now)
-                await close_runs(session, now)
+                closed = await close_runs(session, now)
                 batch = await self._dispatcher.claim(session, now)
             self._watcher.forget(endings)
+            self.after_batch.start(closed)
             await self._dispatcher.launch(batch.claims)
             await self._start_queued(batch.unpinned)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.engine.accounts import account_pool
+from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.dispatch import Dispatcher, LaunchConfig
 from bot.engine.engine import Engine
 from bot.engine.executor import LocalExecutor
@@ -30,4 +31,7 @@ def build_engine(
     watcher = Watcher(store, executor, launch.repo, clock, config)
     reconciler = Reconciler(store, executor, launch.repo, lease.claimant.host, clock)
     pins = LaunchPins(store, Catalog(launch.repo), clock)
-    return Engine(store, clock, dispatcher, watcher, reconciler, pins, lease, executor, eager=eager)
+    after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock)
+    return Engine(
+        store, clock, dispatcher, watcher, reconciler, pins, lease, executor, after_batch, eager=eager
+    )
