@@ -111,7 +111,7 @@ def build_bot(
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
     )
     replies = ReplyService(store, clock)
-    checks = CheckRunner(repo, environ, daytona=config.engine.daytona)
+    checks = CheckRunner(repo, environ, daytona=launch.harbor_env.daytona)  # HARBOR_ENV or the setting
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
     directory = Directory(client, config.policy, clock)

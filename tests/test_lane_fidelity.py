@@ -336,3 +336,30 @@ async def test_without_the_scripts_nothing_is_posted(tmp_path: Path) -> None:
                 if i.kind is OutboxKind.NOTICE
             ]
         assert not [notice for notice in notices if "After the batch" in notice]
+
+
+async def test_on_daytona_lanes_run_csbs_guarded_environment_with_labels(tmp_path: Path) -> None:
+    """HARBOR_ENV=daytona: CSB's GuardedDaytonaEnvironment with its `--ek` labels (so its cost guard counts
+    the sandboxes as managed), and the preflight mark its guarded launcher requires."""
+    async with engine_kit(tmp_path) as kit:
+        kit.env["HARBOR_ENV"] = "daytona"
+        run_id = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.run_until_idle()
+        for lane in await kit.lanes(run_id):
+            assert lane.state in (LaneStatus.PASSED, LaneStatus.FAILED)
+            job = json.loads((_trial_of(kit, lane).parent / "config.json").read_text())
+            environment = job["environment"]
+            assert (environment["type"], environment["import_path"]) == (
+                "daytona",
+                "ccb_harbor.daytona:GuardedDaytonaEnvironment",
+            )
+            labels = environment["kwargs"]
+            assert labels["label_run_id"] == Path(lane.jobs_dir).parent.name
+            assert (labels["label_benchmark"], labels["label_task_id"]) == (
+                "csb_org_onboarding",
+                lane.task_id,
+            )
+            assert (labels["label_config"], labels["label_category"]) == (lane.config, "staging")
+            assert labels["label_job_name"] == f"csb_r{run_id}_l{lane.id}_a1"
+            assert labels["label_mcp_type"] == lane.mcp_type and labels["label_launcher"] == "csb-bot"
+            assert _record(kit, lane)["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] == "1"

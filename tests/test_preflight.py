@@ -99,12 +99,13 @@ def _messages(report: PreflightReport) -> str:
 
 def test_clean_checkout_without_scripts_passes_and_says_what_it_skipped(repo: Path) -> None:
     report = _preflight(repo, daytona=True)
-    assert not report.blocking
+    # On Daytona, CSB's harness runs nothing without its cost guard's preflight: that alone blocks.
+    assert report.blocking_reasons == [f"{GUARD} not present: CSB launches nothing on Daytona without it"]
+    assert not _preflight(repo).blocking
     assert [f.check for f in report.findings] == list(PreflightCheck)
     suites = len({task["suite"] for task in fixture_json(SUITE_FIXTURE)["tasks"]})
     assert _finding(report, PreflightCheck.TASKS).message == f"{TASK_COUNT} tasks in {suites} suites"
     assert _finding(report, PreflightCheck.ACCOUNT_HEALTH).message == f"{HEALTH} not present; skipped"
-    assert _finding(report, PreflightCheck.DAYTONA_COST).message == f"{GUARD} not present; skipped"
     assert report.recommended_parallel is None
     assert TOKEN not in _messages(report)
 

@@ -211,8 +211,8 @@ def _account_health_finding(
 
 def _cost_guard(repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float) -> Finding:
     check = PreflightCheck.DAYTONA_COST
-    if not (repo / COST_GUARD_SCRIPT).is_file():
-        return _ok(check, f"{COST_GUARD_SCRIPT} not present; skipped")
+    if not (repo / COST_GUARD_SCRIPT).is_file():  # CSB's harness cannot run its preflight either: blocked
+        return _block(check, f"{COST_GUARD_SCRIPT} not present: CSB launches nothing on Daytona without it")
     argv = [python, COST_GUARD_SCRIPT, "preflight", "--selection-file", spec.task_file]
     if spec.params.suite:
         argv += ["--benchmark", spec.params.suite]
