@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 from engine_kit import EngineKit, engine_kit, make_accounts
+from harness import CHANNEL, running_bot
+from test_e2e_run import card_text, labels, request_card
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.accounts import account_pool, default_parallel
+from bot.playground import APPROVER
 from bot.store import outbox, runs
 from bot.store.models import Lane, OutboxKind, RunState
 
@@ -363,3 +366,24 @@ async def test_on_daytona_lanes_run_csbs_guarded_environment_with_labels(tmp_pat
             assert labels["label_job_name"] == f"csb_r{run_id}_l{lane.id}_a1"
             assert labels["label_mcp_type"] == lane.mcp_type and labels["label_launcher"] == "csb-bot"
             assert _record(kit, lane)["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] == "1"
+
+
+async def test_a_missing_dockerfile_variant_blocks_approval_naming_the_task(tmp_path: Path) -> None:
+    """Through Slack: header-parse-fix-001 has no Dockerfile.sg_only, so its MCP lane cannot run as CSB
+    runs it; the card says so and Approve is refused. Its baseline alone needs no variant."""
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h, f"run csb_sdlc_fix --selection-file {VARIANTS}")
+        shown = card_text(card)
+        assert (
+            "1 task(s) cannot run these lanes: `header-parse-fix-001` (no environment/Dockerfile.sg_only)"
+            in shown
+        )
+        assert labels(card) == ["Reject", "Edit"]
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.deliver()
+        assert "Approve is refused" in h.ephemeral_texts(APPROVER)[-1]
+        artifact = await request_card(
+            h, f"run csb_sdlc_document --selection-file {VARIANTS} --full-config mcp-remote-artifact"
+        )
+        assert "cannot run these lanes" not in card_text(artifact)
+        assert labels(artifact) == ["Approve", "Reject", "Edit"]
