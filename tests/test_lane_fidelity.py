@@ -387,3 +387,29 @@ async def test_a_missing_dockerfile_variant_blocks_approval_naming_the_task(tmp_
         )
         assert "cannot run these lanes" not in card_text(artifact)
         assert labels(artifact) == ["Approve", "Reject", "Edit"]
+
+
+ACCOUNT_HEALTH = """import json, pathlib, sys
+args = sys.argv[1:]
+pathlib.Path("account-health-argv.json").write_text(json.dumps(args))
+homes = [args[i + 1] for i, arg in enumerate(args) if arg == "--home"]
+ready = [home for home in homes if home.endswith("account2")]
+print(json.dumps({"ok_to_launch": True, "ready_homes": ready}))
+"""
+
+
+async def test_only_the_homes_csbs_account_health_calls_ready_take_lanes(tmp_path: Path) -> None:
+    homes = make_accounts(tmp_path, "account1", "account2")
+    async with engine_kit(tmp_path, sessions_per_account=4) as kit:
+        script = kit.repo / "scripts" / "infra" / "account_health.py"
+        script.parent.mkdir(parents=True)
+        script.write_text(ACCOUNT_HEALTH)
+        run_id = await kit.approve("csb_sdlc_fix", parallel=4)
+        await kit.engine.run_until_idle()
+        assert {lane.account for lane in await kit.lanes(run_id)} == {str(homes / "account2")}
+        argv = json.loads((kit.repo / "account-health-argv.json").read_text())
+        assert argv[:2] == ["preflight", "--format"] and argv[argv.index("--min-token-minutes") + 1] == "90"
+        assert [argv[i + 1] for i, arg in enumerate(argv) if arg == "--home"] == [
+            str(homes / "account1"),
+            str(homes / "account2"),
+        ]

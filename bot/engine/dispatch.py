@@ -10,33 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.command import HarborEnv, daytona_labels, job_name, lane_command
-from bot.csb.lane_env import (
-    EnvLocal,
-    LaneVars,
-    absolute,
-    batch_env,
-    instruction_variant,
-    lane_env,
-    sourcegraph_repos,
-)
-from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path, lane_variant
+from bot.csb.account_ready import has_account_health, ready_homes
+from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.domain.spec import LaneRole
 from bot.engine.accounts import AccountPicker, AccountPool, usable
-from bot.engine.attempts import retire_attempt
 from bot.engine.executor import LaneLaunch, LocalExecutor
-from bot.engine.processes import MARKER_ENV
+from bot.engine.lane_launch import LaneLauncher, LaunchConfig
 from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
 from bot.store import accounts, audit, lanes, lease, outbox, runs
@@ -47,27 +37,7 @@ from bot.store.models import Lane, Run, RunState
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
-
-    repo: Path
-    harbor: str
-    base_env: Mapping[str, str]
-    timeout_multiplier: int
-    daytona: bool
-
-    @property
-    def harbor_env(self) -> HarborEnv:
-        """`HARBOR_ENV` from the bot's environment as the harness reads it (the `daytona` setting implies
-        it), with Daytona's memory and storage overrides."""
-        name = self.base_env.get("HARBOR_ENV", "") or ("daytona" if self.daytona else "")
-        return HarborEnv(
-            name=name,
-            memory_mb=self.base_env.get("DAYTONA_OVERRIDE_MEMORY", ""),
-            storage_mb=self.base_env.get("DAYTONA_OVERRIDE_STORAGE", ""),
-        )
+READY_HOMES_EVERY_SEC = 300.0
 
 
 @dataclass(frozen=True)
@@ -104,7 +74,9 @@ class Dispatcher:
         self._pool = pool
         self._claimant = claimant
         self._unrecorded: dict[int, int] = {}  # lane id → pid, written in the next transaction
-        self._env_local = EnvLocal(launch.repo)
+        self._launcher = LaneLauncher(launch)
+        self._ready: frozenset[str] | None = None  # CSB's account_health `ready_homes`, when it has one
+        self._ready_checked = float("-inf")
 
     async def prepare(self) -> None:
         """Make sure every account home has its row (once, when this process takes the lease)."""
@@ -143,6 +115,24 @@ class Dispatcher:
                 await apply(session, endings, self._clock.now(), self._config)
         return started
 
+    async def refresh_ready_homes(self) -> None:
+        """Ask CSB's `account_health.py` which homes are ready, at most every `READY_HOMES_EVERY_SEC`
+        (the harness asks once per batch); a checkout without it, or the bot's own HOME, skips this."""
+        repo = self._launch.repo
+        if self._pool.fallback or not has_account_health(repo):
+            self._ready = None
+            return
+        if time.monotonic() - self._ready_checked < READY_HOMES_EVERY_SEC:
+            return
+        self._ready_checked = time.monotonic()
+        real_home = self._launch.base_env.get("HOME", str(Path.home()))
+        try:
+            self._ready = await asyncio.to_thread(
+                ready_homes, repo, self._pool.homes, real_home, self._launch.base_env
+            )
+        except InfraError as exc:
+            log.warning("account readiness unknown, keeping the last verdict: %s", exc)
+
     async def record_pids(self, session: AsyncSession) -> None:
         """Pids are for people and tools; a restart finds lanes by their marker, so this may lag a tick."""
         pids, self._unrecorded = self._unrecorded, {}
@@ -165,7 +155,12 @@ class Dispatcher:
         ready = await accounts.ready_accounts(session, self._pool.homes, now)
         # Only accounts whose token is still live, checked at every claim: a lane never starts on an
         # expired account (CSB's agent could not refresh a dead one).
-        live = [account for account in ready if usable(account.home, now, fallback=self._pool.fallback)]
+        live = [
+            account
+            for account in ready
+            if usable(account.home, now, fallback=self._pool.fallback)
+            and (self._ready is None or account.home in self._ready)
+        ]
         picker = AccountPicker(live, running.by_account, self._pool.per_account)
         busy = running.by_run
         claims = batch.claims
@@ -239,66 +234,19 @@ class Dispatcher:
         """File work before the spawns, in a worker thread: earlier attempts moved aside, task copies."""
         prepared: list[LaneLaunch | Exception] = []
         try:
-            batch = self._batch_env()
+            batch = self._launcher.batch_env()
         except InfraError as exc:
             return [exc for _ in claims]
         for claim in claims:
             try:
-                prepared.append(self._lane_launch(claim, batch))
+                prepared.append(
+                    self._launcher.lane_launch(
+                        claim.run, claim.lane, claim.attempt, claim.home, claim.marker, batch
+                    )
+                )
             except (InfraError, OSError) as exc:
                 prepared.append(exc)
         return prepared
-
-    def _batch_env(self) -> dict[str, str]:
-        """What every lane shares; on Daytona, marked as past the cost guard's preflight, which the
-        approval gate ran for this run (its verdict is on the card; a blocking one stops approval)."""
-        cfg = self._launch
-        env = batch_env(cfg.base_env, cfg.repo, self._env_local.exports(cfg.base_env))
-        if cfg.harbor_env.daytona:
-            env["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] = "1"
-        return env
-
-    def _lane_launch(self, claim: Claim, batch: Mapping[str, str]) -> LaneLaunch:
-        cfg, lane, run = self._launch, claim.lane, claim.run
-        if claim.attempt > 1:
-            earlier = job_name(run.id or 0, lane.id or 0, claim.attempt - 1)
-            retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, claim.attempt - 1, earlier)
-        copy = copy_path(lane.role, lane.config, lane.task_id, claim.marker)
-        task_path = lane_task_path(cfg.repo, lane.task_path, lane.role, lane.config, copy)
-        env = lane_env(batch, self._lane_vars(claim, task_path))
-        env[MARKER_ENV] = claim.marker
-        job = job_name(run.id or 0, lane.id or 0, claim.attempt)
-        argv = lane_command(
-            cfg.harbor,
-            absolute(cfg.repo, task_path),
-            run.model,
-            lane.jobs_dir,
-            job=job,
-            env=cfg.harbor_env,
-            timeout_multiplier=cfg.timeout_multiplier,
-            labels=daytona_labels(env, run.model, job) if cfg.harbor_env.daytona else (),
-        )
-        return LaneLaunch(
-            lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=cfg.repo / lane.log_path
-        )
-
-    def _lane_vars(self, claim: Claim, task_path: str) -> LaneVars:
-        cfg, lane = self._launch, claim.lane
-        mcp = lane.role == LaneRole.MCP
-        jobs = Path(lane.jobs_dir)
-        dockerfile = Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE
-        return LaneVars(
-            home=claim.home,
-            mcp_type=lane.mcp_type,
-            config=lane.config,
-            task_source_dir=absolute(cfg.repo, lane.task_path),
-            instruction_variant=instruction_variant(lane.config, mcp_lane=mcp),
-            run_id=jobs.parent.name,
-            suite=lane.suite,
-            task_id=lane.task_id,
-            category=jobs.parts[1] if len(jobs.parts) > 2 else "",
-            sourcegraph_repos=sourcegraph_repos(dockerfile) if mcp else None,
-        )
 
     def _fail_to_start(self, claim: Claim, reason: str) -> Ending:
         """Harbor could not even start: an infrastructure failure, retried like any other."""

@@ -74,6 +74,7 @@ class Engine:
                 await self._dispatcher.prepare()
                 await self._reconciler.reconcile()
             judged = await self._watcher.judge(await self._watcher.observe())
+            await self._dispatcher.refresh_ready_homes()
             now = self._clock.now()
             async with self._store.write() as session:  # one transaction: settle, close, claim
                 await self._dispatcher.record_pids(session)

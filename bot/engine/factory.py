@@ -8,9 +8,10 @@ from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.engine.accounts import account_pool
 from bot.engine.after_batch import AfterBatchRunner
-from bot.engine.dispatch import Dispatcher, LaunchConfig
+from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.executor import LocalExecutor
+from bot.engine.lane_launch import LaunchConfig
 from bot.engine.lease import LeaseKeeper
 from bot.engine.pinning import LaunchPins
 from bot.engine.reconcile import Reconciler

@@ -1,0 +1,110 @@
+"""Build one lane's launch exactly as CSB's harness would start it: its argv, environment and task copy.
+
+Blocking file work (an earlier attempt moved aside, the Dockerfile variant copy, `.env.local` sourced when
+it changed); the dispatcher runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.csb.command import HarborEnv, daytona_labels, job_name, lane_command
+from bot.csb.lane_env import (
+    EnvLocal,
+    LaneVars,
+    absolute,
+    batch_env,
+    instruction_variant,
+    lane_env,
+    sourcegraph_repos,
+)
+from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path
+from bot.domain.spec import LaneRole
+from bot.engine.attempts import retire_attempt
+from bot.engine.executor import LaneLaunch
+from bot.engine.processes import MARKER_ENV
+from bot.store.models import Lane, Run
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
+
+    repo: Path
+    harbor: str
+    base_env: Mapping[str, str]
+    timeout_multiplier: int
+    daytona: bool
+
+    @property
+    def harbor_env(self) -> HarborEnv:
+        """`HARBOR_ENV` from the bot's environment as the harness reads it (the `daytona` setting implies
+        it), with Daytona's memory and storage overrides."""
+        name = self.base_env.get("HARBOR_ENV", "") or ("daytona" if self.daytona else "")
+        return HarborEnv(
+            name=name,
+            memory_mb=self.base_env.get("DAYTONA_OVERRIDE_MEMORY", ""),
+            storage_mb=self.base_env.get("DAYTONA_OVERRIDE_STORAGE", ""),
+        )
+
+
+class LaneLauncher:
+    def __init__(self, launch: LaunchConfig) -> None:
+        self._launch = launch
+        self._env_local = EnvLocal(launch.repo)
+
+    def batch_env(self) -> dict[str, str]:
+        """What every lane shares; on Daytona, marked as past the cost guard's preflight, which the
+        approval gate ran for this run (its verdict is on the card; a blocking one stops approval)."""
+        cfg = self._launch
+        env = batch_env(cfg.base_env, cfg.repo, self._env_local.exports(cfg.base_env))
+        if cfg.harbor_env.daytona:
+            env["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] = "1"
+        return env
+
+    def lane_launch(
+        self, run: Run, lane: Lane, attempt: int, home: str, marker: str, batch: Mapping[str, str]
+    ) -> LaneLaunch:
+        """The lane's argv and environment, once earlier attempts' files are aside and the task copied."""
+        cfg = self._launch
+        if attempt > 1:
+            earlier = job_name(run.id or 0, lane.id or 0, attempt - 1)
+            retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, attempt - 1, earlier)
+        copy = copy_path(lane.role, lane.config, lane.task_id, marker)
+        task_path = lane_task_path(cfg.repo, lane.task_path, lane.role, lane.config, copy)
+        env = lane_env(batch, self._lane_vars(lane, home, task_path))
+        env[MARKER_ENV] = marker
+        job = job_name(run.id or 0, lane.id or 0, attempt)
+        argv = lane_command(
+            cfg.harbor,
+            absolute(cfg.repo, task_path),
+            run.model,
+            lane.jobs_dir,
+            job=job,
+            env=cfg.harbor_env,
+            timeout_multiplier=cfg.timeout_multiplier,
+            labels=daytona_labels(env, run.model, job) if cfg.harbor_env.daytona else (),
+        )
+        return LaneLaunch(
+            lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=cfg.repo / lane.log_path
+        )
+
+    def _lane_vars(self, lane: Lane, home: str, task_path: str) -> LaneVars:
+        cfg = self._launch
+        mcp = lane.role == LaneRole.MCP
+        jobs = Path(lane.jobs_dir)
+        dockerfile = Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE
+        return LaneVars(
+            home=home,
+            mcp_type=lane.mcp_type,
+            config=lane.config,
+            task_source_dir=absolute(cfg.repo, lane.task_path),
+            instruction_variant=instruction_variant(lane.config, mcp_lane=mcp),
+            run_id=jobs.parent.name,
+            suite=lane.suite,
+            task_id=lane.task_id,
+            category=jobs.parts[1] if len(jobs.parts) > 2 else "",
+            sourcegraph_repos=sourcegraph_repos(dockerfile) if mcp else None,
+        )
