@@ -110,7 +110,8 @@ async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> No
         assert "Dry run" in reply and "3 tasks · 6 lanes" in reply
         assert "BASELINE_MCP_TYPE=none" in reply and "BASELINE_MCP_TYPE=sourcegraph_full" in reply
         assert "--agent-import-path agents.claude_baseline_agent:BaselineClaudeCodeAgent" in reply
-        assert "--timeout-multiplier 10" in reply
+        assert "--timeout-multiplier 10 --job-name" in reply and "INSTRUCTION_VARIANT=mcp " in reply
+        assert "--jobs-dir 'runs/staging/csb_sdlc_fix_haiku_<time>_<run>/mcp-remote-direct'" in reply
         assert "*Preflight*" in reply and "every task folder is present" in reply
         assert "SOURCEGRAPH_ACCESS_TOKEN is set" in reply
         assert "could not be approved" not in reply

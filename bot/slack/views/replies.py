@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
-from bot.csb.command import lane_command, shell_line
+from bot.csb.command import lane_command, model_short, shell_line
+from bot.csb.lane_env import instruction_variant
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.spec import Category, LaneRole, RunSpec
@@ -37,18 +38,21 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str
         "Lanes: " + ", ".join(f"{lane.role.value} `{lane.config}`" for lane in spec.lanes),
         "First lane commands (cwd: the CSB checkout):",
     ]
-    jobs = f"runs/{params.category.value}/<run_dir>"
+    short = model_short(params.model)
     for task in spec.tasks[:PLAN_COMMANDS_SHOWN]:
         for lane in spec.lanes:
             argv = lane_command(
                 launch.harbor,
                 task.path,
                 params.model,
-                f"{jobs}/{lane.config}",
+                f"runs/{params.category.value}/{task.suite}_{short}_<time>_<run>/{lane.config}",
+                job="csb_r<run>_l<lane>_a<attempt>",
                 env=launch.harbor_env,
                 timeout_multiplier=launch.timeout_multiplier,
             )
-            lines.append(f"`{shell_line(argv, {'BASELINE_MCP_TYPE': lane.mcp_type})}`")
+            variant = instruction_variant(lane.config, mcp_lane=lane.role is LaneRole.MCP)
+            shown = {"BASELINE_MCP_TYPE": lane.mcp_type, "INSTRUCTION_VARIANT": variant}
+            lines.append(f"`{shell_line(argv, shown)}`")
     if any(lane.role is LaneRole.MCP for lane in spec.lanes):
         lines.append(
             "(An MCP lane, and an artifact baseline, runs a copy of its task with its Dockerfile variant "
