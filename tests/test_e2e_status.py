@@ -147,7 +147,8 @@ async def test_app_home_lists_what_waits_for_me_and_refreshes(tmp_path: Path) ->
         await h.deliver()
         home = h.standin.home(APPROVER)
         assert home is not None and "Nothing right now" in card_text(home)
-        assert "Queue*: 0 queued · 0 running · 0/4 slots busy" in card_text(home)  # 4: the default pool
+        # 6: CSB's default parallel for one account (the bot's own HOME), the pool without account homes
+        assert "Queue*: 0 queued · 0 running · 0/6 slots busy" in card_text(home)
         await request_card(h)
         await h.deliver()
         home = h.standin.home(APPROVER)
