@@ -35,7 +35,7 @@ async def test_card_goes_queued_running_finished_and_thread_gets_milestones_and_
     tmp_path: Path,
 ) -> None:
     async with running_bot(tmp_path) as h:
-        card = await approved_run(h)
+        card = await approved_run(h, "run csb_sdlc_fix --parallel 4")  # two pairs, then one: milestones
         shown = card_text(card)
         assert "Queued* #1 in the queue" in shown
         assert "0/3 pairs done" in shown and labels(card) == ["Cancel"]

@@ -52,7 +52,7 @@ def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviours: dict[str
     monkeypatch.setenv("CSB_STANDIN_SCRIPT", str(path))
 
 
-async def approved_run(h: Harness, text: str = "run csb_sdlc_fix") -> dict[str, Any]:
+async def approved_run(h: Harness, text: str = "run csb_sdlc_fix --parallel 4") -> dict[str, Any]:
     """The card of an approved run whose first lanes have started."""
     await h.driver.slash_command(REQUESTER, text)
     await h.deliver()
@@ -120,7 +120,7 @@ async def test_cancel_button_asks_why_then_stops_running_lanes(
         states = await lane_states(h)
         assert states[MERGE, "baseline"] is LaneStatus.CANCELLED  # queued: dropped at once
 
-        await h.bot.engine.run_until_idle()  # SIGINT; the stand-in exits 130 without a result
+        await h.bot.engine.run_until_idle()  # SIGINT: a CancelledError result, exit 130; still cancelled
         await h.deliver()
         assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
         assert await run_state(h) is RunState.CANCELLED
