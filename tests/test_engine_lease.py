@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from engine_kit import engine_kit
 
+from bot.csb.task_copy import copy_path
 from bot.domain.outcome import LaneStatus
 from bot.engine.lease import LeaseKeeper
 from bot.engine.processes import this_host
@@ -74,9 +75,13 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path) -> Non
         while old.executor.running_count > 1:  # everything but the hanging lane ends while it is down
             await old.executor.wait_any()
 
+        # The lost MCP lane's task copy, had the old bot made it: not needed by its retry.
+        stale = copy_path("mcp", "mcp-remote-direct", "lru-cache-eviction-debug-001", "lost")
+        (stale / "environment").mkdir(parents=True)
         new = kit.new_engine()
         kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
         await new.tick()
+        assert not stale.exists()
         by_key = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         hanging = by_key["csv-quoting-debug-001", "mcp"]
         assert hanging.state is LaneStatus.RUNNING and new.executor.is_tracked(hanging.id or 0)  # re-attached

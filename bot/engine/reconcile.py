@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.csb.task_copy import copy_path, remove_copy
 from bot.domain.clock import Clock
 from bot.engine.executor import LocalExecutor
 from bot.engine.job_index import attempt_result
@@ -68,6 +69,7 @@ class Reconciler:
             else:
                 lost.append(lane)
         await self._record(pids, lost)
+        await asyncio.to_thread(_remove_copies, lost)
         report = Reconciled(
             attached=len(pids),
             ended=len(mine) - len(pids) - len(lost),
@@ -102,3 +104,10 @@ class Reconciler:
                     session, lane.id or 0, not_before=None, reason=LOST_REASON, infra=False
                 ):
                     await outbox.redraw_run(session, lane.run_id, now)
+
+
+def _remove_copies(lost: list[Lane]) -> None:
+    """A lost attempt's task copy is not needed again: its retry gets a copy of its own."""
+    for lane in lost:
+        if lane.marker:
+            remove_copy(copy_path(lane.role, lane.config, lane.task_id, lane.marker))
