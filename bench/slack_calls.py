@@ -14,13 +14,10 @@ Goals (from the issue): at most one `chat.update` per card per `card_update_seco
 `chat.postMessage` per second per channel; total calls <= 2 x milestones + ceil(D / interval) + the
 fixed messages (see `FIXED_CALLS`), D being the time from the Approve click to the last call.
 
-The Harbor stand-in names a job folder by the second (`<jobs-dir>/<YYYY-mm-dd__HH-MM-SS>/`) and gives
-up after 20 tries 0.25 s apart. All tasks of a lane config share one jobs dir, so run directly it
-starts at most one lane per config per second and crashes lanes that wait more than 5 s (infra
-failures, retried after 30 s, and a run paused once half its attempts failed). By default each lane
-therefore goes through a small shim that gives the stand-in a private jobs dir and then moves the job
-folder it wrote into the lane's real jobs dir as `job-<random>`, where the engine finds it as usual.
-`--harbor direct` runs the stand-in as it is, to see that behaviour.
+The bot gives each lane attempt its own job folder (`--job-name`, as it does with real Harbor), so
+the stand-in runs directly. `--harbor shim` runs each lane through a small shim that gives the stand-in
+a private jobs dir and then moves the job folder it wrote, under its name, into the lane's real jobs dir:
+the behaviour of earlier versions, kept for comparison.
 
     .venv/bin/python bench/slack_calls.py [--tasks 264] [--parallel 32] [--timeout 300] [--harbor shim|direct]
 
@@ -128,7 +125,7 @@ cat answer.txt > "$REWARD_FILE"
 """
 
 # Gives each lane's Harbor stand-in a private --jobs-dir, then moves the one job folder it wrote into
-# the lane's jobs dir under a unique name (why: the module docstring).
+# the lane's jobs dir under its own name (see the module docstring).
 HARBOR_SHIM = """\
 #!/bin/sh
 stage=$(mktemp -d "@STAGING@/lane.XXXXXXXX") || exit 1
@@ -145,7 +142,7 @@ code=$?
 if [ -n "$jobs" ]; then
     mkdir -p "$jobs"
     for job in "$stage"/*; do
-        [ -d "$job" ] && mv "$job" "$jobs/job-${stage##*.}"
+        [ -d "$job" ] && mv "$job" "$jobs/${job##*/}"
     done
 fi
 rm -rf "$stage"
@@ -168,6 +165,8 @@ def task_ids(count: int) -> list[tuple[str, str, str]]:
 
 def make_checkout(root: Path, count: int) -> Path:
     repo = root / "csb"
+    # Harbor imports the agent from the checkout (the bot puts it on PYTHONPATH): the bench's stand-in.
+    shutil.copytree(ROOT / "configs" / "example-bench" / "agents", repo / "agents")
     tasks = task_ids(count)
     entries = []
     for suite, task_id, difficulty in tasks:
@@ -177,6 +176,8 @@ def make_checkout(root: Path, count: int) -> Path:
         (folder / "tests").mkdir()
         (folder / "task.toml").write_text(TASK_TOML.format(task_id=task_id, difficulty=difficulty))
         (folder / "environment" / "repo" / "answer.txt").write_text("0.0\n")
+        for dockerfile in ("Dockerfile", "Dockerfile.sg_only"):  # CSB's harness needs both for a pair
+            (folder / "environment" / dockerfile).write_text("FROM python:3.11-slim\n")
         for script, text in (("solution/solve.sh", SOLVE_SH), ("tests/test.sh", TEST_SH)):
             (folder / script).write_text(text)
             (folder / script).chmod(0o755)
@@ -496,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=32, help="--parallel of the run and the global slots")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the report")
     parser.add_argument("--delay", type=float, default=0, help="CSB_STANDIN_DELAY of every lane, seconds")
-    parser.add_argument("--harbor", choices=("shim", "direct"), default="shim", help="see the docstring")
+    parser.add_argument("--harbor", choices=("shim", "direct"), default="direct", help="see the docstring")
     args = parser.parse_args(argv)
     skipped = SkippedTicks()
     scheduler_log = logging.getLogger("apscheduler")
