@@ -21,6 +21,7 @@ from harness import CHANNEL, running_bot
 from test_e2e_run import card_text, labels, request_card
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.spec import Mode
 from bot.engine.accounts import account_pool, default_parallel
 from bot.playground import APPROVER
 from bot.store import outbox, runs
@@ -413,3 +414,20 @@ async def test_only_the_homes_csbs_account_health_calls_ready_take_lanes(tmp_pat
             str(homes / "account1"),
             str(homes / "account2"),
         ]
+
+
+async def test_a_scip_config_gets_the_mcp_scip_instruction_variant(tmp_path: Path) -> None:
+    """`mcp_scip`: CSB's agent looks for instruction_mcp_scip.md, then instruction_mcp.md."""
+    async with engine_kit(tmp_path) as kit:
+        run_id = await kit.approve(
+            "csb_sdlc_fix", full_config="mcp-scip-remote-direct", mode=Mode.FULL_ONLY, parallel=3
+        )
+        await kit.engine.run_until_idle()
+        lane = next(lane for lane in await kit.lanes(run_id) if lane.task_id == SLUG)
+        seen = _record(kit, lane)
+        assert (lane.config, seen["INSTRUCTION_VARIANT"], seen["BASELINE_MCP_TYPE"]) == (
+            "mcp-scip-remote-direct",
+            "mcp_scip",
+            "sourcegraph_full",
+        )
+        assert seen["instruction_file"] == str(kit.repo / lane.task_path / "instruction_mcp.md")
