@@ -289,3 +289,29 @@ def test_account_health_for_accounts_command(repo: Path) -> None:
     assert health.ok_to_launch and health.recommended_parallel == 6
     assert [a.label for a in health.accounts] == ["account1", "account2"]
     assert health.problems() == ["account2: token<90m"]
+
+
+@pytest.mark.parametrize(
+    ("full_config", "env", "blocked"),
+    [
+        ("github-remote-direct", {"SOURCEGRAPH_ACCESS_TOKEN": "sgp"}, "GITHUB_TOKEN is not set"),
+        ("github-remote-direct", {"GITHUB_TOKEN": "ghp"}, None),
+        (
+            "augment-remote-direct",
+            {"AUGMENT_API_TOKEN": "t"},
+            "AUGMENT_SESSION_AUTH or AUGMENT_API_TOKEN and",
+        ),
+        ("augment-remote-direct", {"AUGMENT_API_TOKEN": "t", "AUGMENT_API_URL": "u"}, None),
+        ("augment-local-direct", {"AUGMENT_SESSION_AUTH": "s"}, None),
+    ],
+)
+def test_each_mcp_type_needs_its_own_credentials(
+    repo: Path, full_config: str, env: dict[str, str], blocked: str | None
+) -> None:
+    """As CSB's harness: Augment and GitHub lanes need their own credentials, not Sourcegraph's."""
+    spec = _spec(repo, suite="csb_sdlc_design", full_config=full_config)
+    finding = _finding(_preflight(repo, spec, env=env), PreflightCheck.SOURCEGRAPH_TOKEN)
+    if blocked is None:
+        assert not finding.blocking and finding.message.endswith("is set")
+    else:
+        assert finding.blocking and blocked in finding.message

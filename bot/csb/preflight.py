@@ -180,16 +180,30 @@ def _variants(repo: Path, spec: RunSpec) -> Finding:
 
 
 def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
-    mcp_lanes = [lane.config for lane in spec.lanes if lane.mcp_type != "none"]
+    """The MCP lane's credentials, by its BASELINE_MCP_TYPE as CSB's harness checks them: Augment's
+    session or API token and URL, a GitHub token, else the Sourcegraph token."""
+    mcp_lanes = [lane for lane in spec.lanes if lane.mcp_type != "none"]
     if not mcp_lanes:
         return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
-    if env.get(TOKEN_VARIABLE, "").strip():
-        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} is set")
+    lane = mcp_lanes[0]
+    options = _credential_options(lane.mcp_type)
+    present = next((option for option in options if all(env.get(name, "").strip() for name in option)), None)
+    if present is not None:
+        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{' and '.join(present)} is set")
+    wanted = " or ".join(" and ".join(option) for option in options)
     return _block(
         PreflightCheck.SOURCEGRAPH_TOKEN,
-        f"{TOKEN_VARIABLE} is not set in the bot's environment; the {', '.join(mcp_lanes)} lane needs it "
+        f"{wanted} is not set in the bot's environment; the {lane.config} lane needs it "
         "(CSB's own script would silently run baseline only)",
     )
+
+
+def _credential_options(mcp_type: str) -> list[tuple[str, ...]]:
+    if mcp_type.startswith("augment_"):
+        return [("AUGMENT_SESSION_AUTH",), ("AUGMENT_API_TOKEN", "AUGMENT_API_URL")]
+    if mcp_type == "github_remote":
+        return [("GITHUB_TOKEN",)]
+    return [(TOKEN_VARIABLE,)]
 
 
 def _account_health_finding(
