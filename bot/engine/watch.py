@@ -142,17 +142,19 @@ class Watcher:
         """Judged by the job folder this attempt named (`--job-name`); a lane started by an older
         version, without one, by searching its jobs dir. Once the process has ended its task copy goes."""
         assert lane.started_at is not None
-        jobs = self._repo / lane.jobs_dir
         job_dir = attempt_job_dir(self._repo, lane)
+        own_job = job_dir.is_dir() or exit_code is not None
+        # Only a lane without its own job folder needs the jobs dir listed (and indexed) to be found.
+        search = job_dir if own_job else self._jobs.search_root(self._repo / lane.jobs_dir, lane.task_id)
         outcome = lane_outcome(
-            self._jobs.search_root(jobs, lane.task_id),
+            search,
             lane.task_id,
             exit_code=exit_code,
             started_at=lane.started_at,
             now=now,
             timeout=timedelta(seconds=lane.timeout_sec),
             log_path=self._repo / lane.log_path,
-            job_dir=job_dir if job_dir.is_dir() or exit_code is not None else None,
+            job_dir=job_dir if own_job else None,
         )
         if exit_code is not None and lane.marker:
             remove_copy(copy_path(lane.role, lane.config, lane.task_id, lane.marker))
