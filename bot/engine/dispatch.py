@@ -228,7 +228,10 @@ class Dispatcher:
         await outbox.redraw_run(session, run.id, now)
 
     def _copies_task(self, lane: Lane) -> bool:
-        return lane_variant(lane.role, lane.config).swapped is not None
+        """Whether this lane's launch copies its task folder (file work best kept off the event loop)."""
+        swapped = lane_variant(lane.role, lane.config).swapped
+        environment = self._launch.repo / lane.task_path / "environment"
+        return swapped is not None and (environment / swapped).is_file()
 
     def _prepare_all(self, claims: list[Claim]) -> list[LaneLaunch | Exception]:
         """File work before the spawns, in a worker thread: earlier attempts moved aside, task copies."""
