@@ -11,7 +11,9 @@ makes that test fail):
 - lease check in a claim, `Dispatcher.claim` `lease.holds(...)`:
   `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`.
 - pending guard of a decision, `requests.decide` `WHERE state = 'pending'`:
-  `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`;
+  `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`; of an approval, its
+  re-check in its own transaction (`ApprovalService._record_approval`), with `decide`'s clause behind it:
+  `test_an_approval_that_read_pending_before_another_launched_counts_nothing`;
   of an edit, `requests.revise` `WHERE state = 'pending'`:
   `test_an_edit_that_read_pending_before_an_approval_landed_changes_nothing`.
 - revision: `requests.decide` `WHERE revision = seen`:
@@ -19,6 +21,8 @@ makes that test fail):
   `test_two_edits_of_one_revision_keep_the_first`; the approval's re-check in its own transaction
   (`ApprovalService._record_approval`: state and revision as read at click time), with `decide`'s
   revision clause behind it: `test_an_approval_racing_an_edit_neither_counts_nor_launches`.
+  Approvals of an older revision no longer count (`approvals.approvers` `WHERE revision = current`):
+  `test_e2e_gate.test_edit_makes_a_new_revision_and_voids_approvals`.
 """
 
 from __future__ import annotations
@@ -121,6 +125,20 @@ async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_noth
         assert "nothing was rejected" in h.ephemeral_texts(APPROVER)[-1]
         shown = card_text(h.last_card())
         assert "Approved" in shown and "Rejected" not in shown
+
+
+async def test_an_approval_that_read_pending_before_another_launched_counts_nothing(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+            assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
+            await h.deliver()
+        assert window.opened
+        request = await request_row(h)
+        assert request.state is RequestState.APPROVED and request.decided_by == ADMIN
+        assert runs_count(tmp_path) == 1
+        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+        assert f"already approved by <@{ADMIN}>" in h.ephemeral_texts(APPROVER)[-1]
 
 
 async def test_a_reject_of_an_older_revision_rejects_nothing(tmp_path: Path) -> None:
