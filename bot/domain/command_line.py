@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import UserInputError
-from .spec import Mode, RunParams
+from bot.domain.errors import UserInputError
+from bot.domain.spec import Mode, RunParams
 
 SUBCOMMANDS: tuple[str, ...] = (
     "run",

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .command_line import POSITIONAL_FIELD, RUN_FLAGS, SUBCOMMANDS, USAGE, Flag, default_text, value_kind
-from .spec import RunParams
+from bot.domain.command_line import (
+    POSITIONAL_FIELD,
+    RUN_FLAGS,
+    SUBCOMMANDS,
+    USAGE,
+    Flag,
+    default_text,
+    value_kind,
+)
+from bot.domain.spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
 RUN_EXAMPLE = "/csb run csb_sdlc_fix --model anthropic/claude-sonnet-4-6 --parallel 8"

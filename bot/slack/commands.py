@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from bot.csb.command import LaunchConfig
 from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
-from bot.engine.dispatch import LaunchConfig
 from bot.services.control_args import (
     AUDIT_USAGE,
     CANCEL_USAGE,

@@ -1,7 +1,7 @@
 """Tables and the queries that change them; each module is one kind of row, each function one change."""
 
-from . import accounts, approvals, audit, homes, lanes, lease, outbox, queue, requests, runs
-from .db import Store
+from bot.store import accounts, approvals, audit, homes, lanes, lease, outbox, queue, requests, runs
+from bot.store.db import Store
 
 __all__ = [
     "Store",

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
-from bot.csb.command import lane_command, shell_line
+from bot.csb.command import LaunchConfig, lane_command, shell_line
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.spec import Category, LaneRole, RunSpec
-from bot.engine.dispatch import LaunchConfig
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
