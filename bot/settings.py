@@ -50,6 +50,8 @@ class EngineConfig(BaseModel):
     infra_pause_min_attempts: int = Field(default=6, ge=1)
     cancel_grace_sec: float = Field(default=30, ge=0)
     lease_ttl_sec: float = Field(default=20, gt=0)
+    # How long one of CSB's preflight scripts may take before it is stopped and the request told so.
+    preflight_timeout_sec: float = Field(default=60, gt=0)
 
 
 class NotifierConfig(BaseModel):
@@ -142,6 +144,11 @@ class Settings(BaseSettings):
             if folder.resolve() != DEFAULT_DATABASE.parent and not folder.is_dir():
                 raise ValueError(f"the folder {folder} does not exist; create it or choose another path")
         return url
+
+    def secret_values(self) -> list[str]:
+        """Every secret setting's value, so text from outside (CSB's scripts) can be redacted."""
+        values = [getattr(self, name) for name in type(self).model_fields]
+        return [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
 
     def resolved_repo(self) -> Path:
         return _from_root(self.csb_repo)

@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock, SystemClock
+from bot.domain.redact import Redactor
 from bot.engine import Engine, LaunchConfig, build_engine
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
@@ -95,11 +96,17 @@ def build_bot(
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
     )
     replies = ReplyService(store, clock)
-    checks = CheckRunner(repo, environ, daytona=config.engine.daytona)
+    checks = CheckRunner(
+        repo,
+        environ,
+        daytona=config.engine.daytona,
+        redact=Redactor.from_env(environ, settings.secret_values()),
+        timeout_s=config.engine.preflight_timeout_sec,
+    )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
     directory = Directory(client, config.policy, clock)
-    queries = QueryService(store, catalog)
+    queries = QueryService(store, catalog, checks)
     control = RunControlService(store, config.policy, clock, requests, repo)
     router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
     decisions = DecisionHandler(approvals, requests, replies, directory, client)
