@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.domain.errors import CsbBotError
+from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.spec import RunSpec
 from bot.services.approvals import ApprovalService
 from bot.services.replies import ReplyService
@@ -34,7 +34,8 @@ class DecisionHandler:
 
     async def approve(self, click: ButtonClick) -> None:
         try:
-            decision = await self._approvals.approve(click.row_id, await self._directory.actor(click.user_id))
+            actor = await self._directory.actor(click.user_id)
+            decision = await self._approvals.approve(click.row_id, click.revision, actor)
             reply = decision.message
         except Exception as exc:
             reply = describe(exc)
@@ -102,8 +103,12 @@ class DecisionHandler:
             return
         if click.response_url:
             await self._replies.ephemeral(click.response_url, text)
-        elif click.value.isdigit():
-            await self._replies.ephemeral_in_card(int(click.value), click.user_id, text)
+        else:
+            try:
+                request_id = click.row_id
+            except UserInputError:
+                return  # a forged value: no card to answer in
+            await self._replies.ephemeral_in_card(request_id, click.user_id, text)
 
 
 def _field_for(message: str) -> str:
