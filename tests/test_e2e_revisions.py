@@ -93,6 +93,8 @@ async def test_an_edit_cannot_make_a_run_its_editor_may_not_request(tmp_path: Pa
         card = await request_card(h)
         card = await edit(h, REQUESTER, card, category="official")
         (refusal,) = h.ephemeral_texts(REQUESTER)
-        assert "your edit was not saved" in refusal and f"only <@{ADMIN}> may request official runs" in refusal
+        assert (
+            "your edit was not saved" in refusal and f"only <@{ADMIN}> may request official runs" in refusal
+        )
         assert "revision 1" in card_text(card) and "`staging`" in card_text(card)
         assert audit_actions(tmp_path) == ["requested"]

@@ -194,7 +194,9 @@ def may_approve(
     if not approver:
         return _deny(_approvers_line(rules, category))
     if not rules.self_approval and actor.user_id == requester:
-        return _deny(f"you requested this {category} run, and the requester may not approve their own request")
+        return _deny(
+            f"you requested this {category} run, and the requester may not approve their own request"
+        )
     if not rules.self_approval and actor.user_id in set(editors):
         return _deny(
             f"you edited this {category} request, so you count as its requester, and the requester may not "

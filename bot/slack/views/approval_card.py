@@ -150,7 +150,9 @@ def _pending(card: CardView) -> Block:
     value = decision_value(card.request_id, card.revision)
     buttons: list[ButtonElement] = []
     if not blocking:
-        buttons.append(ButtonElement(text="Approve", action_id=ActionId.APPROVE, value=value, style="primary"))
+        buttons.append(
+            ButtonElement(text="Approve", action_id=ActionId.APPROVE, value=value, style="primary")
+        )
     buttons += [
         ButtonElement(text="Reject", action_id=ActionId.REJECT, value=value, style="danger"),
         ButtonElement(text="Edit", action_id=ActionId.EDIT, value=value),
