@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from .command_line import POSITIONAL_FIELD, RUN_FLAGS, SUBCOMMANDS, USAGE, Flag, default_text, value_kind
+from .limits import REASON_CHARS
 from .spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
@@ -19,7 +20,10 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "help": "`/csb help [run]` — this list, or the flags of `run`",
     "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
     "status": "`/csb status [run]` — queued and running runs, or one run's progress",
-    "cancel": "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes)",
+    "cancel": (
+        "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes); "
+        f"the reason, at most {REASON_CHARS} characters, is recorded"
+    ),
     "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
     "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",

@@ -20,6 +20,7 @@ from bot.domain.policy import (
 )
 from bot.domain.spec import Category, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
+from bot.services.control_args import check_reason
 from bot.services.requests import RunRequestService, card_target
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
@@ -215,6 +216,7 @@ class ApprovalService:
         )
 
     async def reject(self, request_id: int, revision: int, actor: Actor, reason: str) -> Decision:
+        check_reason(reason)
         request = await self._requests.load(request_id)
         if request.state is not RequestState.PENDING:
             return Decision(Outcome.REFUSED, f"Request #{request_id} was already {request.state.value}.")

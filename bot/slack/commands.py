@@ -18,6 +18,7 @@ from bot.services.control_args import (
     parse_cancel_args,
     parse_rerun_args,
     parse_resume_args,
+    parse_run_id,
 )
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
@@ -73,9 +74,7 @@ class CommandRouter:
             handler = self._handlers.get(line.name, self._not_yet)
             reply = await handler(command, line.args)
         except UserInputError as exc:
-            reply = describe(exc)
-            if not (exc.hint or "").startswith("/csb"):  # every input error ends with how to type it
-                reply += f"\nUsage: `{_usage_of(command.text)}`"
+            reply = describe(_with_own_usage(exc, command.text))
         except Exception as exc:
             reply = describe(exc)
         if reply:
@@ -159,6 +158,17 @@ USAGES = {
 }
 
 
+def _with_own_usage(exc: UserInputError, text: str) -> UserInputError:
+    """Every input error ends with the usage of the command that was typed, not of another one."""
+    own = _usage_of(text)
+    hint = exc.hint or ""
+    if hint == own:
+        return exc
+    if hint and not hint.startswith("/csb"):  # a how-to-fix hint stays, the usage follows it
+        return UserInputError(f"{exc.message}\n{hint}", hint=own)
+    return UserInputError(exc.message, hint=own)
+
+
 def _usage_of(text: str) -> str:
     words = text.split(maxsplit=1)
     name = words[0].lower() if words else ""
@@ -166,7 +176,7 @@ def _usage_of(text: str) -> str:
 
 
 def _run_id(args: str, usage: str) -> int:
-    text = args.strip().lstrip("#")
-    if not text.isdigit():
-        raise UserInputError(f"expected a run number, got `{args.strip()[:40] or 'nothing'}`", hint=usage)
-    return int(text)
+    words = args.split()
+    if len(words) > 1:
+        raise UserInputError(f"expected one run number, got {len(words)} words", hint=usage)
+    return parse_run_id(words[0] if words else "", usage)

@@ -9,6 +9,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.errors import CsbBotError, UserInputError
+from bot.domain.limits import REASON_CHARS
 from bot.services.control_args import RERUNNABLE
 from bot.services.replies import ReplyService
 from bot.services.run_control import RunControlService
@@ -79,6 +80,8 @@ class RunControlClicks:
         """Errors that keep the modal open (checked before the ack: a quick read); None when it may close."""
         if len(form.reason) < 3:
             return {REASON_BLOCK: "Say why the run is stopped (at least 3 characters)."}
+        if len(form.reason) > REASON_CHARS:
+            return {REASON_BLOCK: f"At most {REASON_CHARS} characters; this is {len(form.reason):,}."}
         try:
             await self._control.stop_target(form.run_id, await self._directory.actor(form.user_id))
         except CsbBotError as exc:
