@@ -23,6 +23,7 @@ from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
+from bot.slack.direct_reply import reply_now
 from bot.slack.directory import Directory
 from bot.slack.inflight import InFlight
 from bot.slack.listeners.run_control import RunControlClicks
@@ -94,7 +95,7 @@ def build_bot(
         eager=eager_notifier,
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
     )
-    replies = ReplyService(store, clock)
+    replies = ReplyService(store, clock, direct=reply_now)
     checks = CheckRunner(repo, environ, daytona=config.engine.daytona)
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
@@ -35,6 +36,9 @@ from bot.slack.views.replies import (
     status_text,
     suites_text,
 )
+from bot.store.availability import unavailable
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[SlashCommand, str], Awaitable[str | None]]
 
@@ -77,6 +81,10 @@ class CommandRouter:
             reply = describe(_with_own_usage(exc, command.text))
         except Exception as exc:
             reply = describe(exc)
+            if unavailable(exc):  # the outbox is in the same database: answer straight away
+                log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
+                await self._replies.ephemeral(command.response_url, reply, skip_outbox=True)
+                return
         if reply:
             await self._replies.ephemeral(command.response_url, reply)
 
