@@ -16,6 +16,7 @@ from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
+from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
@@ -103,9 +104,10 @@ def build_bot(
     queries = QueryService(store, catalog)
     control = RunControlService(store, config.policy, clock, requests, repo)
     router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
-    decisions = DecisionHandler(approvals, requests, replies, directory, client)
+    replays = ReplayGuard(store, clock)
+    decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client)
+    clicks = RunControlClicks(control, replies, directory, client, replays)
     app = create_app(
         settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks
     )

@@ -45,6 +45,7 @@ class ButtonClick(BaseModel):
     user_id: str
     action_id: str
     value: str
+    action_ts: str = ""
     channel_id: str | None = None
     response_url: str | None = None
     trigger_id: str | None = None
@@ -56,6 +57,7 @@ class ButtonClick(BaseModel):
             user_id=body["user"]["id"],
             action_id=action["action_id"],
             value=action.get("value", ""),
+            action_ts=str(action.get("action_ts", "")),
             channel_id=(body.get("channel") or {}).get("id"),
             response_url=body.get("response_url"),
             trigger_id=body.get("trigger_id"),

@@ -1,6 +1,6 @@
 """Tables and the queries that change them; each module is one kind of row, each function one change."""
 
-from . import accounts, approvals, audit, homes, lanes, lease, outbox, queue, requests, runs
+from . import accounts, approvals, audit, homes, interactions, lanes, lease, outbox, queue, requests, runs
 from .db import Store
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "approvals",
     "audit",
     "homes",
+    "interactions",
     "lanes",
     "lease",
     "outbox",
