@@ -17,6 +17,7 @@ from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
+from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
@@ -24,6 +25,7 @@ from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
+from bot.slack.direct_reply import reply_now
 from bot.slack.directory import Directory
 from bot.slack.inflight import InFlight
 from bot.slack.listeners.run_control import RunControlClicks
@@ -95,7 +97,7 @@ def build_bot(
         eager=eager_notifier,
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
     )
-    replies = ReplyService(store, clock)
+    replies = ReplyService(store, clock, direct=reply_now)
     checks = CheckRunner(
         repo,
         environ,
@@ -109,9 +111,10 @@ def build_bot(
     queries = QueryService(store, catalog, checks)
     control = RunControlService(store, config.policy, clock, requests, repo)
     router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
-    decisions = DecisionHandler(approvals, requests, replies, directory, client)
+    replays = ReplayGuard(store, clock)
+    decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client)
+    clicks = RunControlClicks(control, replies, directory, client, replays)
     app = create_app(
         settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks
     )

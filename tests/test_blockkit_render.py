@@ -224,7 +224,7 @@ def test_pending_card_shows_the_five_parameters_and_the_decision_buttons() -> No
 
     assert page.labels[:2] == ["Approve", "Reject"]
     approve, reject = page.buttons[:2]
-    assert approve["data-bk-action-id"] == "approval.approve" and approve["data-bk-value"] == "7"
+    assert approve["data-bk-action-id"] == "approval.approve" and approve["data-bk-value"] == "7:1"
     assert "bk-button-primary" in approve["class"]
     assert reject["data-bk-action-id"] == "approval.reject" and "bk-button-danger" in reject["class"]
     assert approve["data-bk-block-id"] == reject["data-bk-block-id"] != ""

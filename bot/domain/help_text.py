@@ -17,6 +17,7 @@ from bot.domain.command_line import (
     default_text,
     value_kind,
 )
+from bot.domain.limits import REASON_CHARS
 from bot.domain.spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
@@ -27,7 +28,10 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "help": "`/csb help [run]` — this list, or the flags of `run`",
     "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
     "status": "`/csb status [run]` — queued and running runs, or one run's progress",
-    "cancel": "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes)",
+    "cancel": (
+        "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes); "
+        f"the reason, at most {REASON_CHARS} characters, is recorded"
+    ),
     "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
     "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",

@@ -137,6 +137,10 @@ class RunRequestService:
         """A new revision from the Edit modal: voids earlier approvals; returns what changed."""
         request = await self.load(request_id)
         self.authorize(request, actor, "edit")
+        # The editor shapes the new revision, so they are held to the requester's rules for it.
+        verdict = may_request(self._policy, params.category, actor, request.channel_id)
+        if not verdict.allowed:
+            raise PolicyError(f"your edit was not saved: {verdict.reason}")
         old = RunSpec.model_validate_json(request.spec_json)
         spec = await self.resolve(params)
         checks = await self._checks.run(spec)

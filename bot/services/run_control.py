@@ -21,10 +21,10 @@ from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE
+from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE, check_reason
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, Run, RunRequest, RunState
+from bot.store.models import Lane, RequestState, Run, RunRequest, RunState
 
 _STOPPABLE = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
 
@@ -79,6 +79,7 @@ class RunControlService:
         reason = " ".join(reason.split())
         if not reason:
             raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
+        check_reason(reason, CANCEL_USAGE)
         verb, past = ("drain", "drained") if drain else ("cancel", "cancelled")
         run, request, _ = await self._load(run_id)
         self._authorize(run, request, actor, verb)
@@ -206,7 +207,7 @@ class RunControlService:
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
-                raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
+                raise _not_a_run(run_id, await requests.get_request(session, run_id))
             request = await requests.get_request(session, run.request_id)
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)
@@ -218,6 +219,21 @@ class RunControlService:
 
     async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:
         await outbox.tell_run(session, run_id, what=what, text=text, now=self._clock.now())
+
+
+def _not_a_run(number: int, request: RunRequest | None) -> UserInputError:
+    """`cancel 6` where #6 is still a request: say what it is and how to stop that instead."""
+    if request is None:
+        return UserInputError(f"there is no run #{number}", hint=STATUS_USAGE)
+    if request.state is RequestState.PENDING:
+        return UserInputError(
+            f"#{number} is a request waiting for approval, not a run; to stop it, click Reject on its "
+            "card (its requester, an approver or an admin may)",
+            hint=STATUS_USAGE,
+        )
+    return UserInputError(
+        f"#{number} is a request that was {request.state.value}; it never ran", hint=STATUS_USAGE
+    )
 
 
 def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:

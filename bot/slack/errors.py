@@ -6,8 +6,11 @@ import logging
 import secrets
 
 from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
+from bot.store.availability import unavailable
 
 log = logging.getLogger(__name__)
+
+BUSY = ":hourglass: The bot is busy (its database did not answer in time); try again in a moment."
 
 
 def describe(exc: BaseException) -> str:
@@ -16,6 +19,9 @@ def describe(exc: BaseException) -> str:
         return f"{exc.message}\n{_usage(exc.hint)}" if exc.hint else exc.message
     if isinstance(exc, PolicyError):
         return f":no_entry: {exc}"
+    if unavailable(exc):
+        log.warning("database unavailable: %s", exc)
+        return BUSY
     if isinstance(exc, InfraError):
         ref = _ref()
         log.error("infrastructure error ref=%s: %s", ref, exc)

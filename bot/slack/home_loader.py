@@ -23,6 +23,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
             requester=request.requester,
             summary=_summary(request),
             can_approve=may_approve(policy, Category(request.category), actor, request.requester).allowed,
+            revision=request.revision,
         )
         for request in await homes.pending_requests(session)
     ]

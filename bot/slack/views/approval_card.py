@@ -19,6 +19,7 @@ from slack_sdk.models.blocks import (
 from bot.domain.spec import RunSpec
 from bot.services.checks import RequestChecks
 from bot.slack.ids import ActionId
+from bot.slack.payloads import decision_value
 from bot.slack.views.format import SECTION_LIMIT, suite_text, user, when
 from bot.slack.views.run_card import RunCardView, run_blocks
 from bot.store.models import RequestState
@@ -146,16 +147,15 @@ def _decision(card: CardView) -> Block:
 
 def _pending(card: CardView) -> Block:
     blocking = card.checks.blocking_reasons
+    value = decision_value(card.request_id, card.revision)
     buttons: list[ButtonElement] = []
     if not blocking:
         buttons.append(
-            ButtonElement(
-                text="Approve", action_id=ActionId.APPROVE, value=str(card.request_id), style="primary"
-            )
+            ButtonElement(text="Approve", action_id=ActionId.APPROVE, value=value, style="primary")
         )
     buttons += [
-        ButtonElement(text="Reject", action_id=ActionId.REJECT, value=str(card.request_id), style="danger"),
-        ButtonElement(text="Edit", action_id=ActionId.EDIT, value=str(card.request_id)),
+        ButtonElement(text="Reject", action_id=ActionId.REJECT, value=value, style="danger"),
+        ButtonElement(text="Edit", action_id=ActionId.EDIT, value=value),
     ]
     return ActionsBlock(block_id=f"decision:{card.request_id}:{card.revision}", elements=buttons)
 

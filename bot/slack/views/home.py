@@ -18,6 +18,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.slack.ids import ActionId
+from bot.slack.payloads import decision_value
 from bot.slack.views.format import user
 from bot.slack.views.run_card import progress_bar
 
@@ -30,6 +31,7 @@ class HomeRequest:
     requester: str
     summary: str  # "`model` on `suite`: N tasks, category"
     can_approve: bool
+    revision: int = 1
 
 
 @dataclass(frozen=True)
@@ -89,13 +91,13 @@ def _waiting(waiting: Sequence[HomeRequest]) -> list[Block]:
                     ButtonElement(
                         text="Approve",
                         action_id=ActionId.APPROVE,
-                        value=str(request.request_id),
+                        value=decision_value(request.request_id, request.revision),
                         style="primary",
                     ),
                     ButtonElement(
                         text="Reject",
                         action_id=ActionId.REJECT,
-                        value=str(request.request_id),
+                        value=decision_value(request.request_id, request.revision),
                         style="danger",
                     ),
                 ],
