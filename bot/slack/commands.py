@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
+from bot.domain.mrkdwn import escape
 from bot.domain.spec import Category
 from bot.engine.dispatch import LaunchConfig
 from bot.services.control_args import (
@@ -75,7 +76,7 @@ class CommandRouter:
         except UserInputError as exc:
             reply = describe(exc)
             if not (exc.hint or "").startswith("/csb"):  # every input error ends with how to type it
-                reply += f"\nUsage: `{_usage_of(command.text)}`"
+                reply += f"\nUsage: `{escape(_usage_of(command.text))}`"
         except Exception as exc:
             reply = describe(exc)
         if reply:
@@ -92,7 +93,10 @@ class CommandRouter:
         params = parse_run_args(args)
         spec = await self._requests.resolve(params)
         if params.dry_run:
-            return plan_text(spec, await self._requests.preflight(spec), self._launch)
+            *first, last = plan_text(spec, await self._requests.preflight(spec), self._launch)
+            for part in first:  # a plan too long for one reply comes in parts, in order
+                await self._replies.ephemeral(command.response_url, part)
+            return last
         await self._requests.submit(
             spec,
             actor=await self._directory.actor(command.user_id),
