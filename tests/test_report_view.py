@@ -309,7 +309,7 @@ def test_baseline_only_report_has_no_paired_statistics(reports) -> None:
     assert "McNemar" not in body and "MCP " not in body.replace("no paired statistics", "")
     assert "Pass rate: baseline 2/3 (66.7 %)" in body
     assert "`ccx-incident-034`  baseline timeout (no trial result after 1 h 00 min" in body
-    assert message.text == "Run #9 report (csb_org_crossrepo_tracing): baseline 2/3 (66.7 %) passed"
+    assert message.text == "Run #9 finished (csb_org_crossrepo_tracing): baseline 2/3 (66.7 %) passed"
 
 
 def test_full_only_report_shows_the_mcp_lane() -> None:

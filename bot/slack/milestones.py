@@ -1,4 +1,5 @@
-"""Which thread milestones a run has reached: started, 25/50/75 %, storms of infrastructure retries.
+"""Which thread milestones a run has reached: started, past 25/50/75 % (naming the real share),
+storms of infrastructure failures (saying "retried" only when a retry is scheduled).
 
 A pause is announced by the engine itself, once.
 
@@ -28,18 +29,19 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
         found.append(
             Milestone(f"milestone:{run.run_id}:started", f":arrow_forward: Run #{run.run_id} started.")
         )
-    for quarter in QUARTERS:
-        # Only while the run is under way: a quarter first seen at the finish is news no more.
-        under_way = run.pairs_done < run.pairs_total and run.state != "finished"
-        if under_way and run.pairs_done * 100 >= quarter * run.pairs_total:
-            share = run.pairs_done * 100 // run.pairs_total  # the real share: 1 of 3 is 33 %, not 25 %
-            found.append(
-                Milestone(
-                    f"milestone:{run.run_id}:{quarter}",
-                    f":bar_chart: Run #{run.run_id} is {share} % done "
-                    f"({run.pairs_done}/{plural(run.pairs_total, 'pair')}).",
-                )
+    # Only while the run is under way: a quarter first seen at the finish is news no more. Only the
+    # highest quarter passed: two passed at once get one note, not two saying the same share.
+    under_way = run.pairs_done < run.pairs_total and run.state != "finished"
+    passed = [q for q in QUARTERS if under_way and run.pairs_done * 100 >= q * run.pairs_total]
+    if passed:
+        share = run.pairs_done * 100 // run.pairs_total  # the real share: 1 of 3 is 33 %, not 25 %
+        found.append(
+            Milestone(
+                f"milestone:{run.run_id}:{passed[-1]}",
+                f":bar_chart: Run #{run.run_id} is {share} % done "
+                f"({run.pairs_done}/{plural(run.pairs_total, 'pair')}).",
             )
+        )
     storms = infra_failures // RETRY_STORM_STEP
     if storms:
         found.append(

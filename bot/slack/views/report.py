@@ -307,8 +307,8 @@ def _count(value: int | None) -> str:
 
 
 def _fallback_text(view: ReportView, s: PairedSummary | None) -> str:
-    cancelled = "cancelled " if view.cancelled else ""
-    head = f"Run #{view.run_id} {cancelled}report ({shown(view.title, 200)})"
+    ended = "cancelled" if view.cancelled else "finished"
+    head = f"Run #{view.run_id} {ended} ({shown(view.title, 200)})"
     if view.single_lane or s is None:
         role = view.single_lane or LaneRole.BASELINE
         totals = lane_totals(_lane(pair, role) for pair in view.pairs)
