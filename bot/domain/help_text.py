@@ -18,6 +18,7 @@ from bot.domain.command_line import (
     value_kind,
 )
 from bot.domain.limits import REASON_CHARS
+from bot.domain.mrkdwn import escape
 from bot.domain.spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
@@ -42,7 +43,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
 def help_overview(available: Collection[str] = SUBCOMMANDS) -> str:
     """One line per subcommand this deployment serves, in the order `SUBCOMMANDS` lists them."""
     shown = [name for name in SUBCOMMANDS if name in available]
-    lines = ["*CodeScaleBench bot*", *(f"• {_SUBCOMMAND_LINES[name]}" for name in shown)]
+    # Escaped: Slack would take `<run>` for a link, even in backticks.
+    lines = ["*CodeScaleBench bot*", *(f"• {escape(_SUBCOMMAND_LINES[name])}" for name in shown)]
     lines.append("`/csb help run` for the flags.")
     return "\n".join(lines)
 
@@ -51,7 +53,7 @@ def run_help(defaults_note: str | None = None) -> str:
     """The flags of `/csb run`; `defaults_note` adds what this deployment allows (suites, configs, bounds)."""
     lines = [
         "*`/csb run`*: nothing starts until someone approves the card.",
-        f"`{USAGE}`",
+        f"`{escape(USAGE)}`",
         *(_field_line(field) for field in RunParams.model_fields),
         "`--flag=value` works too; `—flag` (Slack's dash) counts as `--flag`. Quote paths with spaces.",
         f"Example: `{RUN_EXAMPLE}`",

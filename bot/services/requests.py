@@ -9,6 +9,7 @@ from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
@@ -155,7 +156,7 @@ class RunRequestService:
                 spec_hash=spec.spec_hash(),
                 category=spec.params.category.value,
                 checks_json=checks.model_dump_json(),
-                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {change}",
+                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {_shown(change)}",
             )
             if not revised:
                 raise UserInputError(f"request #{request_id} changed while you edited it; open Edit again")
@@ -175,6 +176,9 @@ class RunRequestService:
         return change
 
 
+CHANGE_SHOWN = 1500
+
+
 def describe_change(old: RunParams, new: RunParams) -> str:
     """`model: a → b; parallel: 4 → 8`, for the card and the audit trail."""
     parts = []
@@ -185,6 +189,11 @@ def describe_change(old: RunParams, new: RunParams) -> str:
     if old.allow_unpaired != new.allow_unpaired:
         parts.append(f"allow_unpaired: {old.allow_unpaired} → {new.allow_unpaired}")
     return "; ".join(parts)
+
+
+def _shown(change: str) -> str:
+    """The change for the card: escaped (it echoes what was typed) and cut; the audit keeps it whole."""
+    return escape(clip(change, CHANGE_SHOWN))
 
 
 def _show(value: object) -> str:

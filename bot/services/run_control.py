@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
@@ -168,8 +169,9 @@ class RunControlService:
             update={"suite": None, "suite_file": None, "selection_file": selection, "dry_run": False}
         )
         spec = await self._submitter.resolve(params)
+        # The rerun's card goes where the run's was, also when the click came from the requester's DM.
         new_id = await self._submitter.submit(
-            spec, actor=actor, channel_id=channel_id, response_url=response_url
+            spec, actor=actor, channel_id=request.channel_id or channel_id, response_url=response_url
         )
         await self._link(run, request, new_id, actor, len(chosen))
         return new_id
@@ -236,6 +238,9 @@ def _not_a_run(number: int, request: RunRequest | None) -> UserInputError:
     )
 
 
+STOP_REASON_SHOWN = 1500  # in the thread; the audit trail keeps the reason whole
+
+
 def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:
     """One lane per task that had a lane ending in `only`, in the run's task order."""
     chosen: dict[int, Lane] = {}
@@ -254,6 +259,7 @@ def _task_dir(task_path: str) -> str:
 
 
 def _stop_text(run_id: int, user: str, reason: str, drain: bool, dropped: int, running: int) -> str:
+    reason = escape(clip(reason, STOP_REASON_SHOWN))
     if drain:
         return (
             f":double_vertical_bar: <@{user}> is draining run #{run_id}: {reason}. No new pairs start "

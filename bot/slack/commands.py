@@ -99,7 +99,10 @@ class CommandRouter:
         params = parse_run_args(args)
         spec = await self._requests.resolve(params)
         if params.dry_run:
-            return plan_text(spec, await self._requests.preflight(spec), self._launch)
+            *first, last = plan_text(spec, await self._requests.preflight(spec), self._launch)
+            for part in first:  # a plan too long for one reply comes in parts, in order
+                await self._replies.ephemeral(command.response_url, part)
+            return last
         await self._requests.submit(
             spec,
             actor=await self._directory.actor(command.user_id),
