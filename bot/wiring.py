@@ -48,9 +48,11 @@ class Bot:
         await self.store.create_tables()
 
     async def deliver_tick(self) -> None:
-        """The notifier's timer runs only in the process holding the engine lease: two bots never race."""
+        """The notifier's timer runs only in the process holding the engine lease: two bots never race.
+
+        It starts a round and returns: a call Slack is slow to answer must not hold the timer."""
         if self.engine.lease.held:
-            await self.notifier.deliver()
+            self.notifier.start_round()
 
     async def gate_tick(self) -> None:
         """Expire requests past their time and remind approvers; only in the lease holder, like the engine."""
@@ -60,6 +62,7 @@ class Bot:
 
     async def close(self) -> None:
         await self.engine.executor.wait_all()
+        await self.notifier.close()
         await self.store.close()
 
 

@@ -12,7 +12,7 @@ from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.slack.render import load_run_card
 from bot.slack.views.format import code, plural
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
-from bot.store import homes, queue, runs
+from bot.store import homes, outbox, queue, runs
 from bot.store.models import RunRequest, RunState
 
 
@@ -47,6 +47,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
             await _result(session, request, run.id or 0)
             for request, run in await homes.last_finished(session, "official")
         ],
+        set_aside=await outbox.count_set_aside(session) if user_id in policy.admins else None,
     )
 
 

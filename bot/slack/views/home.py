@@ -62,6 +62,7 @@ class HomeView:
     lanes_running: int
     slots: int | None
     official: Sequence[HomeResult]
+    set_aside: int | None = None  # outbox rows given up; shown to admins only
 
 
 def home_tab(home: HomeView) -> View:
@@ -70,6 +71,7 @@ def home_tab(home: HomeView) -> View:
     blocks += [DividerBlock(), *_my_runs(home.my_runs)]
     blocks += [DividerBlock(), _queue(home)]
     blocks += [DividerBlock(), *_official(home.official)]
+    blocks += [] if home.set_aside is None else [_section(f"*Messages set aside*: {home.set_aside}")]
     return View(type="home", blocks=blocks[:MAX_BLOCKS])
 
 
