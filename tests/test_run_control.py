@@ -182,6 +182,12 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.Monk
         assert "say why" in no_reason
         assert h.standin.views == {}
         assert await run_state(h) is RunState.RUNNING
+        refused = [event for event in audit(tmp_path) if event[0].startswith("refused")]
+        assert [(action, actor) for action, actor, _ in refused] == [
+            ("refused cancel or drain", OUTSIDER),  # the button
+            ("refused drain", OUTSIDER),  # the command
+        ]
+        assert all("may" in why for _, _, why in refused)  # why: who may
         await h.driver.slash_command(APPROVER, "cancel 1 approvers may")
         await h.deliver()
         await h.bot.engine.run_until_idle()
