@@ -276,3 +276,29 @@ def test_a_hostile_entry_blocks_the_whole_file_and_is_named(
         Catalog(tmp_path).resolve(RunParams(suite_file="benchmarks/suites/hostile.json"), 2)
     assert "benchmarks/suites/hostile.json" in caught.value.message
     assert len(caught.value.message) < 300
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "error", "message"),
+    [
+        (CANONICAL, '{"tasks": ' + "[" * 100_000 + "]" * 100_000 + "}", UserInputError, "nested too deeply"),
+        (CANONICAL, '{"tasks": [], "x": NaN}', UserInputError, "non-finite number NaN"),
+        ("configs/eval_matrix.json", "[" * 100_000 + "]" * 100_000, InfraError, "nested too deeply"),
+    ],
+)
+def test_a_hostile_task_file_or_eval_matrix_is_an_error_not_a_crash(
+    tmp_path: Path, rel: str, text: str, error: type[Exception], message: str
+) -> None:
+    repo = build_tree(tmp_path)
+    (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo / rel).write_text(text)
+    with pytest.raises(error, match=message):
+        Catalog(repo).resolve(RunParams(), 4)
+
+
+def test_a_task_file_past_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
+    repo = build_tree(tmp_path)
+    with (repo / CANONICAL).open("ab") as handle:
+        handle.truncate(33 * 1024 * 1024)  # sparse: cheap to make
+    with pytest.raises(UserInputError, match="is larger than 32 MiB"):
+        Catalog(repo).load(CANONICAL)

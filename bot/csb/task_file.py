@@ -8,7 +8,6 @@ refs located in the checkout, so nothing downstream knows which shape it came fr
 from __future__ import annotations
 
 import hashlib
-import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -16,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.csb.json_file import UnreadableJson, parse_json
 from bot.domain.errors import UserInputError
 from bot.domain.spec import TaskRef
 
@@ -77,9 +77,9 @@ def task_folder(repo: Path, task_dir: str) -> str:
 
 def _decode(rel_path: str, raw: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"`{rel_path}` is not valid JSON: {exc}") from exc
+        data = parse_json(raw)
+    except UnreadableJson as exc:
+        raise UserInputError(f"`{rel_path}` {exc}") from exc
     if not isinstance(data, dict):
         raise UserInputError(f"`{rel_path}` is not a JSON object; it is not a CSB suite or selection file")
     return data
