@@ -264,7 +264,8 @@ def test_unchanged_files_are_served_from_the_cache(catalog: Catalog) -> None:
         ({"task_id": "t", "suite": "s", "task_dir": "s/../../t"}, "would leave benchmarks/"),
         ({"task_id": "t", "suite": "s", "task_dir": "s/t\x00"}, "NUL character"),
         ({"task_id": "t", "suite": "s", "task_dir": "s/" + "t" * 600}, "longer than 512 characters"),
-        ({"task_id": "t", "suite": "../x"}, "would leave benchmarks/"),
+        ({"task_id": "t", "suite": "../x"}, r"task #2 \(`t`\) has an unusable suite '\.\./x'"),
+        ({"task_id": "t", "suite": "a/b"}, "unusable suite 'a/b': it contains a path separator"),
     ],
 )
 def test_a_hostile_entry_blocks_the_whole_file_and_is_named(
