@@ -15,7 +15,7 @@ import pytest
 from engine_kit import engine_kit
 
 from bot.domain.outcome import LaneStatus
-from bot.store.models import RunState
+from bot.store.models import Lane, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -73,5 +73,5 @@ async def test_a_refused_reconciliation_is_retried_and_lost_lanes_run_again(tmp_
 _FIX = ("slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merge-nested-fix-001")
 
 
-def _ids(lanes: list) -> set[int | None]:
+def _ids(lanes: list[Lane]) -> set[int | None]:
     return {lane.id for lane in lanes}
