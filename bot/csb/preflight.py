@@ -60,6 +60,7 @@ class Finding(BaseModel):
     ok: bool
     blocking: bool
     message: str
+    skipped: bool = False  # the check did not run: shown as skipped, never as passed
 
 
 class PreflightReport(BaseModel):
@@ -197,7 +198,7 @@ def _stays_in(repo: Path, task_path: str) -> bool:
 def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
     mcp_lanes = [lane.config for lane in spec.lanes if lane.mcp_type != "none"]
     if not mcp_lanes:
-        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
+        return _skipped(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
     if env.get(TOKEN_VARIABLE, "").strip():
         return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} is set")
     return _block(
@@ -216,7 +217,7 @@ async def _account_health_finding(
     except InfraError as exc:
         return _block(check, str(exc)), None
     if health is None:
-        return _ok(check, f"{ACCOUNT_HEALTH_SCRIPT} not present; skipped"), None
+        return _skipped(check, f"{ACCOUNT_HEALTH_SCRIPT} not present"), None
     if not health.ok_to_launch:
         problems = "; ".join(health.problems())
         detail = f" ({problems})" if problems else ""
@@ -229,7 +230,7 @@ async def _cost_guard(
 ) -> Finding:
     check = PreflightCheck.DAYTONA_COST
     if not (repo / COST_GUARD_SCRIPT).is_file():
-        return _ok(check, f"{COST_GUARD_SCRIPT} not present; skipped")
+        return _skipped(check, f"{COST_GUARD_SCRIPT} not present")
     argv = [python, COST_GUARD_SCRIPT, "preflight", "--selection-file", spec.task_file]
     if spec.params.suite:
         argv += ["--benchmark", spec.params.suite]
@@ -350,6 +351,10 @@ def _is_number(value: Any) -> bool:
 
 def _ok(check: PreflightCheck, message: str) -> Finding:
     return Finding(check=check, ok=True, blocking=False, message=message)
+
+
+def _skipped(check: PreflightCheck, why: str) -> Finding:
+    return Finding(check=check, ok=True, blocking=False, message=why, skipped=True)
 
 
 def _block(check: PreflightCheck, message: str) -> Finding:

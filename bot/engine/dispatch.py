@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.command import lane_command, lane_env
+from bot.csb.command import LaunchConfig, lane_command, lane_env
 from bot.csb.paths import lane_path
 from bot.csb.task_copy import SG_ONLY, mcp_task_path
 from bot.domain.clock import Clock
@@ -38,17 +37,6 @@ from bot.store.lease import Claimant
 from bot.store.models import Lane, Run, RunState
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
-
-    repo: Path
-    harbor: str
-    base_env: Mapping[str, str]
-    timeout_multiplier: int
-    daytona: bool
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ class CheckLine(BaseModel):
     ok: bool
     blocking: bool
     message: str
+    skipped: bool = False  # the check did not run (no script in this checkout, nothing to check)
 
 
 class RequestChecks(BaseModel):
@@ -84,7 +85,8 @@ class CheckRunner:
             asyncio.to_thread(missing_counterparts, self._repo, spec),
         )
         lines = tuple(
-            CheckLine(name=f.check, ok=f.ok, blocking=f.blocking, message=f.message) for f in report.findings
+            CheckLine(name=f.check, ok=f.ok, blocking=f.blocking, message=f.message, skipped=f.skipped)
+            for f in report.findings
         )
         return RequestChecks(
             lines=lines,
