@@ -16,6 +16,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.csb.paths import lane_path
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.mrkdwn import clip, escape
@@ -201,7 +202,7 @@ class RunControlService:
             for lane in lanes
         ]
         data = {"metadata": {"rerun_of": run.id, "statuses": sorted(status.value for status in only)}}
-        path = self._repo / rel
+        path = lane_path(self._repo, lanes[0].jobs_dir, rel)  # inside the run's folder, resolved
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**data, "tasks": entries}, indent=2) + "\n")
         return rel.as_posix()
