@@ -27,6 +27,7 @@ from bot.slack.views.format import (
     SECTION_LIMIT,
     clip,
     code,
+    escape,
     plural,
     shown,
     suite_text,
@@ -107,7 +108,7 @@ def model_warning(model: str) -> str | None:
     """A model string Harbor would not take as `<provider>/<name>` is flagged before anyone approves it."""
     if _MODEL_SHAPE.fullmatch(model):
         return None
-    return (
+    return escape(
         ":warning: The model is not of the form `<provider>/<name>` "
         "(e.g. `anthropic/claude-haiku-4-5-20251001`); Harbor may not run it as meant."
     )

@@ -54,7 +54,7 @@ PAIRED_GROUPS = (
     ((PairKind.BOTH_PASS, PairKind.BOTH_FAIL), "Both lanes agree"),
     ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
 )
-REASON_SHOWN = 160  # an errored lane's reason in a task line; the CSV has it whole
+REASON_SHOWN = 300  # an errored lane's reason in a task line; the CSV has it whole
 _TRAILER_CHARS = 80  # room kept for the "… N more tasks" line
 
 
