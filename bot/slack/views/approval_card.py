@@ -38,6 +38,7 @@ from bot.slack.views.run_card import RunCardView, run_blocks
 from bot.store.models import RequestState
 
 MISSING_SHOWN = 10
+CHECK_SHOWN = 1000  # one preflight finding (a script's words, a list of missing folders)
 REASON_SHOWN = 1500  # a reason on the card; the audit trail keeps it whole
 # Harbor's model string: `<provider>/<name>` (LiteLLM's), no spaces; anything else is flagged.
 _MODEL_SHAPE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.:@/+-]+")
@@ -137,7 +138,7 @@ def _checks(checks: RequestChecks) -> list[Block]:
 
 def check_lines(checks: RequestChecks) -> list[str]:
     """One line per preflight finding and the pairing guard, as the card and `--dry-run` show them."""
-    lines = [f"{_mark(line)} {shown(line.message)}" for line in checks.lines]
+    lines = [f"{_mark(line)} {shown(line.message, CHECK_SHOWN)}" for line in checks.lines]
     if checks.missing_counterparts:
         missing = checks.missing_counterparts
         listed = ", ".join(code(task, 100) for task in missing[:MISSING_SHOWN])
@@ -205,7 +206,7 @@ def pending_note(card: CardView) -> str | None:
     if card.state is not RequestState.PENDING:
         return None
     if card.checks.blocking_reasons:
-        reasons = "; ".join(shown(reason) for reason in card.checks.blocking_reasons)
+        reasons = "; ".join(shown(reason, CHECK_SHOWN) for reason in card.checks.blocking_reasons)
         return ":no_entry: *Approve is disabled*: " + reasons
     if card.approvals_needed > 1 or card.approvals:
         who = ", ".join(user(u) for u in card.approvals) or "none yet"
