@@ -61,7 +61,7 @@ class CardView:
     decided_at: datetime | None = None
     reason: str | None = None
     run: RunCardView | None = None  # once approved, the card is the run's status card
-    rerun_of: str | None = None  # "rerun of #1: 2 failed, 0 errored" when it reruns a run's failures
+    rerun_of: str | None = None  # "Rerun of #1: 2 failed, 0 errored lanes" when it reruns failures
 
 
 def approval_card(card: CardView) -> list[Block]:

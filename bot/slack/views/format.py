@@ -34,7 +34,7 @@ def code(value: str, limit: int = VALUE_LIMIT) -> str:
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:
-    """ "1 task", "2 tasks"; `words` for irregular plurals."""
+    """The count with its noun, singular for one ("1 task", "2 tasks"); `words` for irregular plurals."""
     return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
