@@ -117,3 +117,23 @@ async def test_a_check_that_did_not_run_shows_as_skipped_not_passed(tmp_path: Pa
         skipped = [line for line in preflight.splitlines() if "account_health.py not present" in line]
         assert skipped == [":heavy_minus_sign: _skipped:_ scripts/infra/account_health.py not present"]
         assert ":white_check_mark: 3 tasks in suite csb_sdlc_fix" in preflight
+
+
+@pytest.mark.parametrize(
+    ("retry_limit", "promise"),
+    [
+        (0, r"; none is waiting for a retry: a lane past its retry limit ends as errored\."),
+        (3, r"; [5-6] lanes are queued to be retried with backoff\."),
+    ],
+)
+async def test_the_thread_says_retried_only_when_a_retry_is_scheduled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, retry_limit: int, promise: str
+) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "crash", PAGE: "crash", MERGE: "crash"})
+    config = f"[engine]\nretry_limit = {retry_limit}\ninfra_pause_min_attempts = 100\n"
+    async with bot(tmp_path, config_text=config) as h:
+        card = await approved_run(h, "run csb_sdlc_fix --parallel 6")
+        await h.bot.engine.run_until_idle()
+        await h.deliver()
+        (storm,) = [t for t in thread_texts(h, card).splitlines() if "infrastructure failures" in t]
+        assert re.search(promise + "$", storm), storm
