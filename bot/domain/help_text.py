@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from .command_line import POSITIONAL_FIELD, RUN_FLAGS, SUBCOMMANDS, USAGE, Flag, default_text, value_kind
-from .mrkdwn import escape
+from .mrkdwn import clip, escape
 from .spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
@@ -49,7 +49,7 @@ def run_help(defaults_note: str | None = None) -> str:
     text = "\n".join(lines)
     if defaults_note:
         room = SLACK_SECTION_LIMIT - len(text) - 1
-        note = defaults_note if len(defaults_note) <= room else defaults_note[: room - 1] + "…"
+        note = clip(defaults_note, room)
         text = f"{text}\n{note}"
     return text
 

@@ -1,4 +1,4 @@
-"""Small text helpers shared by the views: escaping, cutting to Slack's limits, dates and plurals.
+"""Small text functions shared by the views: escaping, cutting to Slack's limits, dates and plurals.
 
 Every string a user typed or a file supplied goes through `shown` (or `escape`) before it enters
 mrkdwn: Slack turns `<!channel>` and `<https://x|label>` into a live mention and link even inside
