@@ -137,3 +137,15 @@ async def test_the_thread_says_retried_only_when_a_retry_is_scheduled(
         await h.deliver()
         (storm,) = [t for t in thread_texts(h, card).splitlines() if "infrastructure failures" in t]
         assert re.search(promise + "$", storm), storm
+
+
+async def test_the_first_run_of_its_kind_says_eta_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
+    async with bot(tmp_path) as h:
+        card = await approved_run(h)
+        assert "*Running*" in card_text(card) and "ETA unknown" in card_text(card)
+        await h.driver.slash_command(REQUESTER, "cancel 1 enough")
+        await h.deliver()
+        await h.bot.engine.run_until_idle()
