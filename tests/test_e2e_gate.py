@@ -286,7 +286,7 @@ async def test_single_lane_run_refused_without_counterparts_then_allowed_with_th
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --baseline-only")
         shown = card_text(card)
-        assert "No clean counterpart result for 3 task(s)" in shown
+        assert "No clean counterpart result for 3 tasks" in shown
         for task in (
             "slugify-punctuation-fix-001",
             "pagination-offset-fix-001",

@@ -211,7 +211,7 @@ async def test_paused_run_is_resumed_by_command(tmp_path: Path, monkeypatch: pyt
             await h.deliver()
         refusal, stray, missing = h.ephemeral_texts()
         assert "may resume staging runs" in refusal and f"<@{APPROVER}>" in refusal
-        assert "unexpected `now`" in stray and "/csb resume <run>" in stray
+        assert "unexpected `now`" in stray and "/csb resume &lt;run&gt;" in stray  # escaped for Slack
         assert "which run?" in missing
         assert await run_state(h) is RunState.PAUSED
 

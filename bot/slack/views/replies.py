@@ -104,7 +104,9 @@ def _status_line(run: RunProgress) -> str:
     if not run.visible:
         return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
-    eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
+    eta = ""
+    if run.state in ("queued", "running", "draining"):  # a paused or stopping run has no ETA to give
+        eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
         f"{run.lanes_running} running{eta} ({code(run.run_dir)})"
