@@ -9,12 +9,25 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 AGENT_IMPORT_PATH = "agents.claude_baseline_agent:BaselineClaudeCodeAgent"
 DEFAULT_TIMEOUT_MULTIPLIER = 10
 
 _MODEL_FAMILIES = ("opus", "sonnet", "haiku")  # CSB's order of checks
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
+
+    repo: Path
+    harbor: str
+    base_env: Mapping[str, str]
+    timeout_multiplier: int
+    daytona: bool
 
 
 def model_short(model: str) -> str:

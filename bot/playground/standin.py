@@ -16,17 +16,17 @@ from typing import Any
 
 from aiohttp import web
 
-from .api_args import Args
-from .api_context import ApiContext
-from .api_error import ApiError
-from .events import EventHub
-from .files_store import FileStore
-from .methods import METHODS
-from .recording import FailurePlan, Hold, HoldPlan, InjectedFailure, RecordedCall
-from .response_urls import ResponseUrls, apply_response
-from .surfaces import Surfaces
-from .users import CAST, PlayUser
-from .workspace import DEFAULT_CHANNELS, BotIdentity, Channel, SlackTs, Workspace
+from bot.playground.api_args import Args
+from bot.playground.api_context import ApiContext
+from bot.playground.api_error import ApiError
+from bot.playground.events import EventHub
+from bot.playground.files_store import FileStore
+from bot.playground.methods import METHODS
+from bot.playground.recording import FailurePlan, Hold, HoldPlan, InjectedFailure, RecordedCall
+from bot.playground.response_urls import ResponseUrls, apply_response
+from bot.playground.surfaces import Surfaces
+from bot.playground.users import CAST, PlayUser
+from bot.playground.workspace import DEFAULT_CHANNELS, BotIdentity, Channel, SlackTs, Workspace
 
 
 class SlackStandin:

@@ -42,7 +42,7 @@ from bot.slack.pacing import UpdatePacer
 from bot.slack.report_loader import build_report_view
 from bot.slack.views import approval_card, card_fallback_text
 from bot.slack.views.home import home_tab
-from bot.slack.views.report import paired_report, rerun_button
+from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
 from bot.slack.views.report_csv import report_csv
 from bot.slack.views.run_card import RunCardView
 from bot.slack.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
@@ -340,7 +340,7 @@ class Notifier:
                 filename=f"{run.run_dir}_tasks.csv",
                 title=f"Run #{run.id}: every task",
             )
-        await self._queue_dm(request, f"Run #{run.id} finished: {message.text}")
+        await self._queue_dm(request, message.text)
 
     async def _queue_dm(self, request: RunRequest, text: str) -> None:
         """Once per run, ever: a report row sent again (its mark lost in a crash) must not DM twice."""
@@ -370,10 +370,20 @@ class Notifier:
         request = await self._request_of(item)
         if request is None:
             return
+        text, blocks = await self._dm_message(item, request)
         opened = await self._client.conversations_open(users=request.requester)
         channel = str(opened["channel"]["id"])
-        blocks = [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
-        await self._post(item, channel, None, item.text or "", blocks)
+        await self._post(item, channel, None, text, blocks)
+
+    async def _dm_message(self, item: OutboxItem, request: RunRequest) -> tuple[str, list[Block]]:
+        """A finished run's DM links its thread and carries `Rerun failed`, as under the report."""
+        async with self._store.read() as session:
+            run = await runs.get_run(session, request.id or 0)
+            lanes = await runs.run_lanes(session, request.id or 0)
+        if run is None or not request.card_ts or not item.target.startswith("dm:finished:"):
+            return item.text or "", [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
+        view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
+        return report_dm(view, item.text or "", thread_url(request.channel_id, request.card_ts))
 
     async def _post(
         self,

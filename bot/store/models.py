@@ -234,3 +234,13 @@ class HomeViewer(SQLModel, table=True):
 
     user_id: str = Field(primary_key=True)
     opened_at: datetime = Field(sa_column=_time())
+
+
+class SeenInteraction(SQLModel, table=True):
+    """A signed click already handled. Slack's signature stays valid for five minutes, so a replayed
+    body is recognised by who clicked which element when (`action_ts`), in every bot process."""
+
+    __tablename__ = "seen_interactions"
+
+    key: str = Field(primary_key=True)  # "<user>:<action_id>:<action_ts>"
+    seen_at: datetime = Field(sa_column=_time())
