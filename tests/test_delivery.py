@@ -301,7 +301,7 @@ async def test_a_hanging_call_in_one_channel_does_not_delay_another_channel(tmp_
 
 
 async def test_a_call_that_hangs_times_out_and_its_message_is_not_doubled(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, slack_timeout=0.5) as h:
+    async with running_bot(tmp_path, slack_timeout=2.0) as h:
         hold = h.standin.hold("chat.postMessage", channel=CHANNEL)
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
         await h.bot.inflight.wait_idle()

@@ -5,11 +5,12 @@ under way, so every later attempt (its answer lost, or the sent mark not written
 message in the channel. Card edits are paced (`UpdatePacer`); a paced row simply waits, and since the
 outbox keeps one pending row per message, the edit that finally goes shows the latest state.
 
-One bad message never blocks the others. Rows go conversation by conversation (a request's card and
-thread, one person's replies, App Home), the conversations side by side, so a slow call holds up only
+One bad message never blocks the others. Rows go conversation by conversation (a channel's cards and
+threads, one person's replies, App Home), the conversations side by side, so a slow call holds up only
 its own. A row Slack refuses for a reason no retry fixes, or that cannot be rendered, is set aside with
-its error; only outages (5xx, 429, network errors, timeouts) and malformed answers are retried. A
-card's thread reads in the order things happened: a reply waits while an earlier one is pending.
+its error; only outages (5xx, 429, network errors, timeouts) and malformed answers are retried (rules:
+`bot/slack/delivery.py`). A card's thread reads in the order things happened: a reply waits while an
+earlier one is pending.
 """
 
 from __future__ import annotations
@@ -358,7 +359,9 @@ class Notifier:
             return
         text, blocks = await self._dm_message(item, request)
         opened = await self._client.conversations_open(users=request.requester)
-        channel = str(opened["channel"]["id"])
+        channel = (opened.get("channel") or {}).get("id")
+        if not isinstance(channel, str) or not channel:
+            raise MalformedAnswer("conversations.open answered without the DM's channel id")
         await self._post(item, channel, None, text, blocks)
 
     async def _dm_message(self, item: OutboxItem, request: RunRequest) -> tuple[str, list[Block]]:
