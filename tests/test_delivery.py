@@ -23,6 +23,8 @@ from test_e2e_status import approved_run, settle, thread_texts
 from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
 from bot.slack import create_client
 from bot.slack.notifier import Notifier
+from bot.store import outbox
+from bot.store.models import OutboxKind
 
 pytestmark = pytest.mark.slow
 
@@ -286,6 +288,13 @@ async def test_a_hanging_call_in_one_channel_does_not_delay_another_channel(tmp_
         stuck = asyncio.create_task(h.bot.notifier.deliver())
         try:
             await asyncio.wait_for(hold.arrived.wait(), BOUND)
+            # A backlog behind it: more rows than a round takes on, all in the hanging conversation.
+            async with h.bot.store.write() as session:
+                for n in range(250):
+                    target = f"notice:1:backlog:{n}"
+                    await outbox.enqueue(
+                        session, kind=OutboxKind.NOTICE, target=target, now=h.clock.now(), request_id=1
+                    )
             # While that post hangs, people in another channel are answered.
             await h.driver.slash_command(APPROVER, "run csb_sdlc_debug", channel_id=OTHER)
             await h.driver.slash_command(OUTSIDER, "help", channel_id=OTHER)

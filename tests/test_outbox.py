@@ -75,14 +75,15 @@ async def test_a_thread_reply_waits_for_what_happened_before_it_unless_that_was_
     async with store.read() as session:
         paused, report, started = await outbox.due(session, later)
         assert sorted([paused, report, started], key=outbox.thread_order) == [started, paused, report]
-        assert not await outbox.earlier_in_thread(session, started)
-        assert await outbox.earlier_in_thread(session, paused)
-        assert await outbox.earlier_in_thread(session, report)
+        assert await outbox.earlier_in_thread(session, started) is None
+        for later_reply in (paused, report):
+            first = await outbox.earlier_in_thread(session, later_reply)
+            assert first is not None and first.id == started.id
     async with store.write() as session:
         assert started.id is not None and paused.id is not None
         await outbox.set_aside(session, started.id, "msg_too_long")
         await outbox.set_aside(session, paused.id, "invalid_blocks")
     async with store.read() as session:
-        assert not await outbox.earlier_in_thread(session, report)
+        assert await outbox.earlier_in_thread(session, report) is None
         assert await outbox.count_set_aside(session) == 2
     await store.close()

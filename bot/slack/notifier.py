@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BLOCKS = 50
 
+ROUND_ROWS = 200  # rows a delivery round takes on
+LANE_ROWS = 50  # of which at most this many from one conversation
 SLACK_TS = re.compile(r"\d+\.\d+")
 NOT_IN_CHANNEL_TEXT = (
     "I'm not in this channel, so I can't post the approval card here. "
@@ -139,17 +141,31 @@ class Notifier:
         A conversation's rows go one after another, conversations side by side.
         """
         await self._catch_up_milestones()
-        async with self._store.read() as session:
-            items = await outbox.due(session, self._clock.now())
-            channels = await outbox.channels_of(session, items)
-        lanes: dict[str, list[OutboxItem]] = {}
-        for item in items:
-            lane = delivery.conversation_of(item, channels)
-            if lane not in self._busy:
-                lanes.setdefault(lane, []).append(item)
+        found = await self._due_by_conversation()
+        lanes = {lane: rows for lane, rows in found.items() if lane not in self._busy}
         self._busy.update(lanes)  # no await since the check: another round cannot take them too
         sent = await asyncio.gather(*(self._deliver_lane(lane, rows) for lane, rows in lanes.items()))
         return sum(sent)
+
+    async def _due_by_conversation(self) -> dict[str, list[OutboxItem]]:
+        """Due rows by conversation, paging past the rows of conversations another round is working
+        through, and at most `LANE_ROWS` per conversation: a backlog in one never starves the others."""
+        lanes: dict[str, list[OutboxItem]] = {}
+        taken, after = 0, 0
+        async with self._store.read() as session:
+            while taken < ROUND_ROWS:
+                page = await outbox.due(session, self._clock.now(), limit=ROUND_ROWS, after_id=after)
+                if not page:
+                    break
+                channels = await outbox.channels_of(session, page)
+                for item in page:
+                    lane = delivery.conversation_of(item, channels)
+                    rows = lanes.setdefault(lane, [])
+                    if lane not in self._busy and len(rows) < LANE_ROWS:
+                        rows.append(item)
+                        taken += 1
+                after = page[-1].id or after
+        return {lane: rows for lane, rows in lanes.items() if rows}
 
     async def _deliver_lane(self, lane: str, items: list[OutboxItem]) -> int:
         sent = 0
@@ -172,8 +188,14 @@ class Notifier:
         assert listed.id is not None
         async with self._store.read() as session:
             item = await outbox.get_due(session, listed.id, self._clock.now())
-            if item is None or await outbox.earlier_in_thread(session, item):
-                return 0  # sent by another round meanwhile, or waiting its turn in the thread
+            if item is None:
+                return 0  # sent by another round meanwhile
+            earlier = await outbox.earlier_in_thread(session, item)
+        if earlier is not None:  # waits its turn; out of the due rows until the earlier one may go
+            if earlier.next_attempt_at > self._clock.now():
+                why = "waiting for an earlier reply in its thread"
+                await self._postpone(item, earlier.next_attempt_at, why, count=False)
+            return 0
         try:
             await self._send(item)
         except _Wait as wait:
