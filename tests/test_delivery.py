@@ -117,10 +117,8 @@ async def test_a_card_that_cannot_be_rendered_never_blocks_later_messages(tmp_pa
 
         assert "CSB run request #3" in card_text(h.last_card())
         assert h.ephemeral_texts(OUTSIDER), "the help reply was not delivered"
-        assert ("card:2", "cannot render: ValidationError") in [
-            (target, (error or "").split(":")[0] + ":" + (error or "").split(":")[1])
-            for target, error in set_aside(tmp_path)
-        ]
+        errors = dict(set_aside(tmp_path))
+        assert (errors.get("card:2") or "").startswith("cannot render: ValidationError"), errors
 
 
 # -- a post whose sent mark is lost is looked for, not posted again ------------------------------------
