@@ -27,11 +27,13 @@ PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
 def playground_settings(host: str, port: int) -> Settings:
-    """Fresh throwaway credentials for the stand-in; CSB_* variables from the environment still apply."""
+    """Fresh throwaway credentials for the stand-in, whatever SLACK_* says (no Socket Mode either);
+    CSB_* variables from the environment still apply."""
     env = os.environ
     values: dict[str, object] = {
         "slack_bot_token": f"xoxb-playground-{secrets.token_hex(8)}",
         "slack_signing_secret": secrets.token_hex(16),
+        "slack_app_token": None,
         "slack_api_url": f"http://{host}:{port}/api/",
         "csb_database_url": env.get("CSB_DATABASE_URL", f"sqlite+aiosqlite:///{PLAYGROUND_DATABASE}"),
         "csb_harbor": env.get("CSB_HARBOR", str(EXAMPLE_HARBOR)),
