@@ -118,7 +118,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _socket_mode(app: AsyncApp, app_token: str) -> None:
-    await AsyncSocketModeHandler(app, app_token).start_async()
+    """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket."""
+    handler = AsyncSocketModeHandler(app, app_token)
+    try:
+        await handler.start_async()
+    finally:
+        await handler.close_async()
 
 
 def _announce(mode: str, listening: Listening, host: str) -> None:

@@ -46,12 +46,21 @@ def raise_open_file_limit() -> tuple[int, int]:
 
 
 class _Full(asyncio.Protocol):
-    """A connection beyond the cap while every open one is busy: one 503, then closed."""
+    """A connection beyond the cap while every open one is busy: one 503, then closed once the client has
+    finished sending (closing on unread data would reset the connection and lose the 503), or after
+    a second at most."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         transport.write(_FULL)
-        transport.close()
+        transport.write_eof()
+        asyncio.get_running_loop().call_later(_LINGER_SEC, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        """The request is not read: the answer is the same whatever it asks."""
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes itself
 
 
 class _CountedHandler(web.RequestHandler):

@@ -193,3 +193,27 @@ async def test_slow_headers_and_slow_bodies_are_cut_off(tmp_path: Path) -> None:
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
         assert b"request body not received within 1 s" in answer
         await served.help_is_answered()
+
+
+async def test_when_every_connection_is_inside_a_request_a_new_one_gets_503(tmp_path: Path) -> None:
+    async with serving(tmp_path, "max_connections = 2\nbody_timeout_sec = 3") as served:
+        slow = []
+        for _ in range(2):  # two requests whose bodies never come: both connections are busy
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            writer.write(
+                b"POST /slack/events HTTP/1.1\r\nHost: bot\r\nContent-Length: 100\r\n"
+                b"Expect: 100-continue\r\n\r\n"
+            )
+            assert (await asyncio.wait_for(reader.readline(), 15)).startswith(b"HTTP/1.1 100")
+            slow.append((reader, writer))
+        reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: bot\r\n\r\n")
+        refused = await asyncio.wait_for(reader.read(), 15)
+        writer.close()
+        assert refused.startswith(b"HTTP/1.1 503 Service Unavailable"), refused
+        assert refused.endswith(b'{"error": "too many clients"}')
+        for reader, writer in slow:  # their deadline frees the slots
+            answer = await asyncio.wait_for(reader.read(), 15)
+            assert b"HTTP/1.1 408" in answer
+            writer.close()
+        await served.help_is_answered()
