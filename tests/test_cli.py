@@ -211,9 +211,10 @@ def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
     )
 
 
-def test_a_database_folder_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["serve", "playground"])
+def test_a_database_folder_that_does_not_exist_is_an_error(tmp_path: Path, command: str) -> None:
     env = bot_env(tmp_path, CSB_DATABASE_URL=f"sqlite:///{tmp_path / 'typo' / 'bot.db'}")
-    line = one_line_error(run(["serve", "--port", "1"], env, tmp_path))
+    line = one_line_error(run([command, "--port", "1"], env, tmp_path))
     assert line == (
         f"csb-bot: invalid settings: CSB_DATABASE_URL: Value error, the folder {tmp_path / 'typo'} "
         "does not exist; create it or choose another path"

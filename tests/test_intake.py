@@ -101,6 +101,13 @@ async def test_a_malformed_body_without_a_valid_signature_is_401_not_400(tmp_pat
         assert response.status == 401
 
 
+async def test_a_body_over_one_mib_is_413_whatever_it_holds(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        response, elapsed = await timed(h.driver.post("text=" + "x" * (2 * 1024 * 1024), FORM))
+        assert response.status == 413
+        assert elapsed < QUICK
+
+
 # -- every field of real payloads dropped or given another type -------------------------------------------
 
 DROP = object()

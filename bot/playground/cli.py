@@ -17,7 +17,7 @@ from bot.listen import Listening, serve_forever
 from bot.playground.routes import PlaygroundRoutes
 from bot.playground.standin import SlackStandin
 from bot.server import BOT_KEY, build_web_app
-from bot.settings import PROJECT_ROOT, Settings
+from bot.settings import PROJECT_ROOT, Settings, load_settings
 from bot.wiring import Bot, build_bot
 
 PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
@@ -40,7 +40,7 @@ def playground_settings(host: str, port: int) -> Settings:
     }
     if "CSB_CONFIG" not in env and PLAYGROUND_CONFIG.exists():
         values["csb_config"] = PLAYGROUND_CONFIG
-    return Settings(**values)  # type: ignore[arg-type]
+    return load_settings(**values)
 
 
 def playground_environ() -> dict[str, str]:
