@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, Field, StrictBool, StrictStr, ValidationError
@@ -165,13 +166,17 @@ def payload_problem(body: object) -> str | None:
     model = _SlashCommand if "command" in body else _BY_TYPE.get(str(body.get("type")))
     if model is None:
         return "not a kind of request this app handles"
+    problem = _problem(model, body)
+    event = body.get("event")
+    if problem is None and isinstance(event, dict) and event.get("type") == "app_home_opened":
+        problem = _problem(_HomeOpened, event, "event.")
+    return problem
+
+
+def _problem(model: type[BaseModel], body: dict[str, Any], where: str = "") -> str | None:
     try:
         model.model_validate(body)
-        event = body.get("event")
-        if isinstance(event, dict) and event.get("type") == "app_home_opened":
-            _HomeOpened.model_validate(event)
     except ValidationError as exc:
-        where = "event." if exc.title == _HomeOpened.__name__ else ""
         return "; ".join(f"{where}{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
     return None
 
