@@ -172,10 +172,10 @@ class Settings(BaseSettings):
         except tomllib.TOMLDecodeError as exc:
             raise InfraError(f"config file {path} is not valid TOML: {exc}") from None
         except ValidationError as exc:
-            raise InfraError(f"config file {path} is invalid: {config_errors(exc)}") from None
+            raise InfraError(f"config file {path} is invalid: {_config_errors(exc)}") from None
 
 
-def config_errors(exc: ValidationError) -> str:
+def _config_errors(exc: ValidationError) -> str:
     """Every error by its dotted key and message, never the value (pydantic's own text shows it)."""
     return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'file'}: {err['msg']}" for err in exc.errors())
 
@@ -190,9 +190,10 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        missing = [str(err["loc"][0]).upper() for err in exc.errors() if err["type"] == "missing"]
-        if missing:
-            raise InfraError(f"missing environment variable(s): {', '.join(missing)}") from None
+        errors = exc.errors()
+        missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]
         # Each problem by variable name and message only: the value may hold a password or token.
-        problems = [f"{str(err['loc'][0]).upper()}: {err['msg']}" for err in exc.errors()]
-        raise InfraError(f"invalid settings: {'; '.join(problems)}") from None
+        invalid = [f"{str(e['loc'][0]).upper()}: {e['msg']}" for e in errors if e["type"] != "missing"]
+        parts = [f"missing environment variable(s): {', '.join(missing)}"] if missing else []
+        parts += [f"invalid settings: {'; '.join(invalid)}"] if invalid else []
+        raise InfraError("; ".join(parts)) from None

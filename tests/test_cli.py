@@ -145,6 +145,15 @@ def check_problems(result: subprocess.CompletedProcess[str]) -> list[str]:
     return [line[2:] for line in result.stdout.strip().splitlines()]
 
 
+def test_missing_and_invalid_settings_are_reported_together(tmp_path: Path) -> None:
+    env = bot_env(tmp_path, SLACK_SIGNING_SECRET="", SLACK_APP_TOKEN="hunter2")
+    assert one_line_error(run(["serve", "--port", "1"], env, tmp_path)) == (
+        "csb-bot: missing environment variable(s): SLACK_SIGNING_SECRET; invalid settings: "
+        "SLACK_APP_TOKEN: Value error, an app-level token starts with xapp- "
+        "(Basic Information, App-Level Tokens)"
+    )
+
+
 @pytest.mark.parametrize("blank", ["", "   "])
 def test_an_empty_token_or_secret_is_a_missing_one(tmp_path: Path, blank: str) -> None:
     env = bot_env(tmp_path, SLACK_BOT_TOKEN=blank, SLACK_SIGNING_SECRET=blank)
@@ -156,6 +165,7 @@ def test_an_empty_token_or_secret_is_a_missing_one(tmp_path: Path, blank: str) -
 def test_tokens_of_the_wrong_kind_are_named_without_their_value(tmp_path: Path) -> None:
     env = bot_env(tmp_path, SLACK_BOT_TOKEN="xoxp-hunter2", SLACK_APP_TOKEN="xoxb-hunter2")
     line = one_line_error(run(["serve", "--port", "1"], env, tmp_path))
+    assert line.startswith("csb-bot: invalid settings: ")
     assert "SLACK_BOT_TOKEN: Value error, a bot token starts with xoxb-" in line
     assert "SLACK_APP_TOKEN: Value error, an app-level token starts with xapp-" in line
     (problem,) = check_problems(run(["check"], env, tmp_path))
