@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 from harness import CHANNEL, HARBOR, ROOT, SECRET, TOKEN, copy_bench
-from test_restart import BotProcess, _free_port, until
+from test_cli import free_port
+from test_restart import BotProcess, until
 
 from bot.playground import REQUESTER, SlackDriver, SlackStandin
 
@@ -72,7 +73,7 @@ async def serving(tmp_path: Path, server_toml: str) -> AsyncIterator[Served]:
         CSB_CONFIG=str(config),
         PYTHONPATH=str(ROOT),
     )
-    port = _free_port()
+    port = free_port()
     with open(tmp_path / "bot.log", "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "serve", "--port", str(port)],
