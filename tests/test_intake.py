@@ -84,6 +84,31 @@ async def test_a_malformed_signed_payload_is_a_quick_400_naming_the_field(
         assert elapsed < QUICK
 
 
+@pytest.mark.parametrize(
+    ("callback_id", "metadata"),
+    [
+        ("approval.edit_modal", ""),
+        ("approval.edit_modal", "7"),
+        ("approval.edit_modal", "7:x"),
+        ("approval.reject_modal", "x:1"),
+        ("approval.reject_modal", "9" * 40 + ":1"),
+        ("run.cancel_modal", "1:1"),
+        ("run.cancel_modal", "9" * 40),
+    ],
+)
+async def test_a_modal_submit_with_metadata_no_modal_of_the_app_holds_is_a_quick_400(
+    tmp_path: Path, callback_id: str, metadata: str
+) -> None:
+    """Slack hands `private_metadata` back as the app set it; anything else is forged or corrupt."""
+    view = {"type": "modal", "callback_id": callback_id, "private_metadata": metadata}
+    async with running_bot(tmp_path) as h:
+        body = form({"type": "view_submission", "user": {"id": APPROVER}, "view": view})
+        response, elapsed = await timed(h.driver.post(body, FORM))
+        assert response.status == 400, response.body_text
+        assert response.json["error"].endswith("view.private_metadata: not what this app's modal holds there")
+        assert elapsed < QUICK
+
+
 @pytest.mark.parametrize("stamp", ["abc", "1e400", "１７００００００００", "-5", " 1", "9" * 40, ""])
 async def test_a_timestamp_that_is_not_unix_seconds_is_refused_as_unsigned(
     tmp_path: Path, stamp: str
