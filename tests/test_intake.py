@@ -234,3 +234,18 @@ async def test_no_field_of_a_real_payload_dropped_or_retyped_gives_a_500_or_a_sl
                     )
         await h.deliver()
         assert failures == [], "\n".join(failures)
+
+
+@pytest.mark.parametrize("value", ["²", "9" * 40, "-1", " 1"])
+async def test_a_button_value_that_is_no_row_id_gets_the_stale_button_reply(
+    tmp_path: Path, value: str
+) -> None:
+    async with running_bot(tmp_path) as h:
+        real = await record_real_requests(h)
+        click = next(decode(body, FORM) for body, _kind in real if "block_actions" in body)
+        click["actions"][0]["value"] = value
+        before = len(h.ephemeral_texts(APPROVER))
+        response, elapsed = await timed(h.driver.post(form(click), FORM))
+        assert response.status == 200 and elapsed < QUICK
+        await h.deliver()
+        assert h.ephemeral_texts(APPROVER)[before:] == ["this button is not valid any more"]

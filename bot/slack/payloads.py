@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.domain.errors import UserInputError
+
+# A row id as this app writes it into buttons and modals: ASCII digits that fit SQLite's 64-bit integer
+# (`str.isdigit` would also pass "²", which `int` refuses).
+_ROW_ID = re.compile(r"[0-9]{1,18}")
 
 
 class SlashCommand(BaseModel):
@@ -54,7 +59,7 @@ class ButtonClick(BaseModel):
     @property
     def row_id(self) -> int:
         """Button values are opaque row ids; anything else is a forged or stale click."""
-        if not self.value.isdigit():
+        if not _ROW_ID.fullmatch(self.value):
             raise UserInputError("this button is not valid any more")
         return int(self.value)
 
@@ -79,7 +84,7 @@ class ViewSubmission(BaseModel):
     def from_body(cls, body: dict[str, Any]) -> ViewSubmission:
         view = body["view"]
         request_id, _, revision = str(view.get("private_metadata", "")).partition(":")
-        if not (request_id.isdigit() and revision.isdigit()):
+        if not (_ROW_ID.fullmatch(request_id) and _ROW_ID.fullmatch(revision)):
             raise UserInputError("this form is not valid any more; open it again from the card")
         return cls(
             user_id=body["user"]["id"],
