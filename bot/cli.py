@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
@@ -14,13 +15,38 @@ from slack_bolt.async_app import AsyncApp
 from bot.check import checkout_problems, run_checks
 from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
-from bot.playground.cli import run_playground
+from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
 from bot.server import build_web_app
-from bot.settings import load_settings
+from bot.settings import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT, load_settings
 from bot.wiring import build_bot
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(PROJECT_ROOT)
+
+
+_SERVE_ENV = f"""environment (relative default paths are taken from the project root):
+  SLACK_BOT_TOKEN       bot token, xoxb-... (required)
+  SLACK_SIGNING_SECRET  request signing secret (required)
+  SLACK_APP_TOKEN       app-level token, xapp-...; set: Socket Mode (default: unset, HTTP)
+  SLACK_API_URL         Web API base URL (default: https://slack.com/api/)
+  CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
+  CSB_DATABASE_URL      sqlite:///path (default: {_shown(DEFAULT_DATABASE)})
+  CSB_CONFIG            the bot's TOML file (default: {_shown(DEFAULT_CONFIG)})
+  CSB_HARBOR            Harbor executable (default: harbor on PATH)"""
+
+_PLAYGROUND_ENV = f"""environment (relative default paths are taken from the project root):
+  CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
+  CSB_DATABASE_URL      sqlite:///path (default: {_shown(PLAYGROUND_DATABASE)})
+  CSB_CONFIG            the bot's TOML file (default: {_shown(PLAYGROUND_CONFIG)})
+  CSB_HARBOR            Harbor executable (default: {_shown(EXAMPLE_HARBOR)})"""
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Option defaults shown, and the description and environment table kept as written."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,18 +69,20 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
         help="run the bot (Socket Mode when SLACK_APP_TOKEN is set, else HTTP)",
-        description="Run the bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP with Slack requests at "
+        description="Run the bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP with Slack requests at\n"
         "POST /slack/events. Either way GET /healthz answers on --host:--port.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog=_SERVE_ENV,
+        formatter_class=_Help,
     )
     _host_port(serve)
     serve.set_defaults(func=_serve)
     playground = sub.add_parser(
         "playground",
         help="run the bot against a local Slack stand-in and its page",
-        description="Run the bot, a local Slack stand-in and its page (at /) on one port, on the example "
-        "bench unless CSB_REPO is set. Needs no Slack tokens: it makes its own.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Run the bot, a local Slack stand-in and its page (at /) on one port. It makes its own\n"
+        "Slack tokens: SLACK_* variables are ignored.",
+        epilog=_PLAYGROUND_ENV,
+        formatter_class=_Help,
     )
     _host_port(playground)
     playground.set_defaults(func=_playground)
@@ -90,7 +118,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _socket_mode(app: AsyncApp, app_token: str) -> None:
-    await AsyncSocketModeHandler(app, app_token).start_async()
+    """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket."""
+    handler = AsyncSocketModeHandler(app, app_token)
+    try:
+        await handler.start_async()
+    finally:
+        await handler.close_async()
 
 
 def _announce(mode: str, listening: Listening, host: str) -> None:

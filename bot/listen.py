@@ -46,12 +46,45 @@ def raise_open_file_limit() -> tuple[int, int]:
 
 
 class _Full(asyncio.Protocol):
-    """A connection beyond the cap while every open one is busy: one 503, then closed."""
+    """A connection beyond the cap while every open one is busy: one 503, then closed once the client has
+    finished sending (closing on unread data would reset the connection and lose the 503), or after
+    a second at most."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         transport.write(_FULL)
-        transport.close()
+        transport.write_eof()
+        asyncio.get_running_loop().call_later(_LINGER_SEC, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        """The request is not read: the answer is the same whatever it asks."""
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes itself
+
+
+class _CountedHandler(web.RequestHandler):
+    """aiohttp's connection handler, known to the guard from creation until its connection is lost.
+    (The event loop accepts a burst of connections before any is "made", so the server's own list lags.)"""
+
+    def __init__(self, manager: web.Server, guard: ConnectionGuard, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._guard = guard
+        self._evicted = False
+
+    def evict(self) -> None:
+        self._evicted = True
+        if self.transport is not None:
+            self.force_close()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self._evicted:  # chosen for closing while its connection was still being set up
+            self.force_close()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._guard.forget(self)
+        super().connection_lost(exc)
 
 
 class ConnectionGuard:
@@ -61,6 +94,7 @@ class ConnectionGuard:
 
     def __init__(self, config: ServerConfig) -> None:
         self._config = config
+        self._open: dict[_CountedHandler, None] = {}  # oldest first
         self._busy: set[object] = set()
         self._server: web.Server | None = None
         self._warned_at = float("-inf")
@@ -68,17 +102,30 @@ class ConnectionGuard:
     def attach(self, server: web.Server) -> None:
         self._server = server
 
+    def forget(self, handler: _CountedHandler) -> None:
+        self._open.pop(handler, None)
+
     def protocol(self) -> asyncio.BaseProtocol:
         """The protocol factory given to the event loop: one call per accepted connection."""
         assert self._server is not None, "attach() the runner's server before serving"
-        open_now = [c for c in self._server.connections if c.transport is not None]
-        if len(open_now) >= self._config.max_connections:
-            idle = next((c for c in open_now if c not in self._busy), None)
-            self._warn(len(open_now), closing_idle=idle is not None)
+        if len(self._open) >= self._config.max_connections:
+            idle = next((h for h in self._open if h not in self._busy), None)
+            self._warn(closing_idle=idle is not None)
             if idle is None:
                 return _Full()
-            idle.force_close()
-        return self._server()
+            idle.evict()
+            self.forget(idle)
+        handler = _CountedHandler(
+            self._server,
+            self,
+            loop=asyncio.get_running_loop(),
+            # An idle connection, or one still sending its headers, is closed after this.
+            keepalive_timeout=self._config.header_timeout_sec,
+            lingering_time=_LINGER_SEC,
+            access_log=None,
+        )
+        self._open[handler] = None
+        return handler
 
     @web.middleware
     async def middleware(
@@ -97,13 +144,13 @@ class ConnectionGuard:
         finally:
             self._busy.discard(request.protocol)
 
-    def _warn(self, count: int, *, closing_idle: bool) -> None:
+    def _warn(self, *, closing_idle: bool) -> None:
         now = asyncio.get_running_loop().time()
         if now - self._warned_at < 60:
             return
         self._warned_at = now
         action = "closing the oldest idle one" if closing_idle else "refusing new ones (503)"
-        log.warning("%s open connections, the cap ([server] max_connections): %s", count, action)
+        log.warning("%s open connections, the cap ([server] max_connections): %s", len(self._open), action)
 
 
 def _too_slow(seconds: float) -> web.Response:
@@ -138,13 +185,7 @@ async def start_listening(web_app: web.Application, host: str, port: int, config
         server = await loop.create_server(guard.protocol, host, port, start_serving=False)
     except OSError as exc:
         raise InfraError(_bind_error(host, port, exc)) from None
-    # An idle connection, or one still sending its headers, is closed after header_timeout_sec.
-    runner = web.AppRunner(
-        web_app,
-        keepalive_timeout=config.header_timeout_sec,
-        lingering_time=_LINGER_SEC,
-        access_log=None,
-    )
+    runner = web.AppRunner(web_app, access_log=None)  # connections get their handlers from the guard
     try:
         await runner.setup()
     except BaseException:

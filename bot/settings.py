@@ -179,10 +179,10 @@ class Settings(BaseSettings):
         except tomllib.TOMLDecodeError as exc:
             raise InfraError(f"config file {path} is not valid TOML: {exc}") from None
         except ValidationError as exc:
-            raise InfraError(f"config file {path} is invalid: {config_errors(exc)}") from None
+            raise InfraError(f"config file {path} is invalid: {_config_errors(exc)}") from None
 
 
-def config_errors(exc: ValidationError) -> str:
+def _config_errors(exc: ValidationError) -> str:
     """Every error by its dotted key and message, never the value (pydantic's own text shows it)."""
     return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'file'}: {err['msg']}" for err in exc.errors())
 
@@ -191,14 +191,16 @@ def _from_root(path: Path) -> Path:
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
-def load_settings() -> Settings:
-    """Settings from the environment; a missing token becomes one readable line, not a traceback."""
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment (`overrides` win over it); a missing token becomes one readable
+    line, not a traceback."""
     try:
-        return Settings()  # type: ignore[call-arg]
+        return Settings(**overrides)
     except ValidationError as exc:
-        missing = [str(err["loc"][0]).upper() for err in exc.errors() if err["type"] == "missing"]
-        if missing:
-            raise InfraError(f"missing environment variable(s): {', '.join(missing)}") from exc
+        errors = exc.errors()
+        missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]
         # Each problem by variable name and message only: the value may hold a password or token.
-        problems = [f"{str(err['loc'][0]).upper()}: {err['msg']}" for err in exc.errors()]
-        raise InfraError(f"invalid settings: {'; '.join(problems)}") from exc
+        invalid = [f"{str(e['loc'][0]).upper()}: {e['msg']}" for e in errors if e["type"] != "missing"]
+        parts = [f"missing environment variable(s): {', '.join(missing)}"] if missing else []
+        parts += [f"invalid settings: {'; '.join(invalid)}"] if invalid else []
+        raise InfraError("; ".join(parts)) from None

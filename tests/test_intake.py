@@ -84,6 +84,31 @@ async def test_a_malformed_signed_payload_is_a_quick_400_naming_the_field(
         assert elapsed < QUICK
 
 
+@pytest.mark.parametrize(
+    ("callback_id", "metadata"),
+    [
+        ("approval.edit_modal", ""),
+        ("approval.edit_modal", "7"),
+        ("approval.edit_modal", "7:x"),
+        ("approval.reject_modal", "x:1"),
+        ("approval.reject_modal", "9" * 40 + ":1"),
+        ("run.cancel_modal", "1:1"),
+        ("run.cancel_modal", "9" * 40),
+    ],
+)
+async def test_a_modal_submit_with_metadata_no_modal_of_the_app_holds_is_a_quick_400(
+    tmp_path: Path, callback_id: str, metadata: str
+) -> None:
+    """Slack hands `private_metadata` back as the app set it; anything else is forged or corrupt."""
+    view = {"type": "modal", "callback_id": callback_id, "private_metadata": metadata}
+    async with running_bot(tmp_path) as h:
+        body = form({"type": "view_submission", "user": {"id": APPROVER}, "view": view})
+        response, elapsed = await timed(h.driver.post(body, FORM))
+        assert response.status == 400, response.body_text
+        assert response.json["error"].endswith("view.private_metadata: not what this app's modal holds there")
+        assert elapsed < QUICK
+
+
 @pytest.mark.parametrize("stamp", ["abc", "1e400", "１７００００００００", "-5", " 1", "9" * 40, ""])
 async def test_a_timestamp_that_is_not_unix_seconds_is_refused_as_unsigned(
     tmp_path: Path, stamp: str
@@ -99,6 +124,13 @@ async def test_a_malformed_body_without_a_valid_signature_is_401_not_400(tmp_pat
     async with running_bot(tmp_path) as h:
         response = await h.driver.post("payload=notjson", FORM, signature="v0=00")
         assert response.status == 401
+
+
+async def test_a_body_over_one_mib_is_413_whatever_it_holds(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        response, elapsed = await timed(h.driver.post("text=" + "x" * (2 * 1024 * 1024), FORM))
+        assert response.status == 413
+        assert elapsed < QUICK
 
 
 # -- every field of real payloads dropped or given another type -------------------------------------------
@@ -202,3 +234,18 @@ async def test_no_field_of_a_real_payload_dropped_or_retyped_gives_a_500_or_a_sl
                     )
         await h.deliver()
         assert failures == [], "\n".join(failures)
+
+
+@pytest.mark.parametrize("value", ["²", "9" * 40, "-1", " 1"])
+async def test_a_button_value_that_is_no_row_id_gets_the_stale_button_reply(
+    tmp_path: Path, value: str
+) -> None:
+    async with running_bot(tmp_path) as h:
+        real = await record_real_requests(h)
+        click = next(decode(body, FORM) for body, _kind in real if "block_actions" in body)
+        click["actions"][0]["value"] = value
+        before = len(h.ephemeral_texts(APPROVER))
+        response, elapsed = await timed(h.driver.post(form(click), FORM))
+        assert response.status == 200 and elapsed < QUICK
+        await h.deliver()
+        assert h.ephemeral_texts(APPROVER)[before:] == ["this button is not valid any more"]

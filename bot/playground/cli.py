@@ -17,7 +17,7 @@ from bot.listen import Listening, serve_forever
 from bot.playground.routes import PlaygroundRoutes
 from bot.playground.standin import SlackStandin
 from bot.server import BOT_KEY, build_web_app
-from bot.settings import PROJECT_ROOT, Settings
+from bot.settings import PROJECT_ROOT, Settings, load_settings
 from bot.wiring import Bot, build_bot
 
 PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
@@ -27,18 +27,20 @@ PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
 def playground_settings(host: str, port: int) -> Settings:
-    """Fresh throwaway credentials for the stand-in; CSB_* variables from the environment still apply."""
+    """Fresh throwaway credentials for the stand-in, whatever SLACK_* says (no Socket Mode either);
+    CSB_* variables from the environment still apply."""
     env = os.environ
     values: dict[str, object] = {
         "slack_bot_token": f"xoxb-playground-{secrets.token_hex(8)}",
         "slack_signing_secret": secrets.token_hex(16),
+        "slack_app_token": None,
         "slack_api_url": f"http://{host}:{port}/api/",
         "csb_database_url": env.get("CSB_DATABASE_URL", f"sqlite+aiosqlite:///{PLAYGROUND_DATABASE}"),
         "csb_harbor": env.get("CSB_HARBOR", str(EXAMPLE_HARBOR)),
     }
     if "CSB_CONFIG" not in env and PLAYGROUND_CONFIG.exists():
         values["csb_config"] = PLAYGROUND_CONFIG
-    return Settings(**values)  # type: ignore[arg-type]
+    return load_settings(**values)
 
 
 def playground_environ() -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, Field, StrictBool, StrictStr, ValidationError
@@ -15,9 +16,19 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 from slack_sdk.signature import SignatureVerifier
 
+from bot.slack.ids import CallbackId
+
 log = logging.getLogger(__name__)
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")  # Unix seconds; Bolt's int() would also take "１２" or "+1_0"
+# What this app's modals put in `private_metadata` (slack/views/*_modal.py) and Slack hands back as it
+# was: row ids that fit a 64-bit integer, and a revision. Anything else was not made by this app.
+_REVISION_OF_ID = re.compile(r"[0-9]{1,18}:[0-9]{1,9}")
+_METADATA = {
+    CallbackId.EDIT.value: _REVISION_OF_ID,
+    CallbackId.REJECT.value: _REVISION_OF_ID,
+    CallbackId.CANCEL.value: re.compile(r"[0-9]{1,18}"),
+}
 
 
 class _Ref(BaseModel):
@@ -165,13 +176,26 @@ def payload_problem(body: object) -> str | None:
     model = _SlashCommand if "command" in body else _BY_TYPE.get(str(body.get("type")))
     if model is None:
         return "not a kind of request this app handles"
+    problem = _problem(model, body)
+    if problem is None and body.get("type") == "view_submission":
+        problem = _metadata_problem(body["view"])
+    event = body.get("event")
+    if problem is None and isinstance(event, dict) and event.get("type") == "app_home_opened":
+        problem = _problem(_HomeOpened, event, "event.")
+    return problem
+
+
+def _metadata_problem(view: dict[str, Any]) -> str | None:
+    pattern = _METADATA.get(view["callback_id"])
+    if pattern is None or pattern.fullmatch(view["private_metadata"]):
+        return None
+    return "view.private_metadata: not what this app's modal holds there"
+
+
+def _problem(model: type[BaseModel], body: dict[str, Any], where: str = "") -> str | None:
     try:
         model.model_validate(body)
-        event = body.get("event")
-        if isinstance(event, dict) and event.get("type") == "app_home_opened":
-            _HomeOpened.model_validate(event)
     except ValidationError as exc:
-        where = "event." if exc.title == _HomeOpened.__name__ else ""
         return "; ".join(f"{where}{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
     return None
 

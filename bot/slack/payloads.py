@@ -101,7 +101,7 @@ class ViewSubmission(BaseModel):
     def from_body(cls, body: dict[str, Any]) -> ViewSubmission:
         view = body["view"]
         request_id, _, revision = str(view.get("private_metadata", "")).partition(":")
-        if not (request_id.isdigit() and revision.isdigit()):
+        if not (_ROW_ID.fullmatch(request_id) and _ROW_ID.fullmatch(revision)):
             raise UserInputError("this form is not valid any more; open it again from the card")
         return cls(
             user_id=body["user"]["id"],
