@@ -8,6 +8,8 @@ makes that test fail):
 
 - lane claim, `lanes.claim_lanes` `WHERE state = 'queued'` (and the run's start, `runs.move_run`
   `WHERE state IN from_states`): `test_a_lane_claimed_from_a_stale_read_is_not_claimed_again`.
+- a lane's end, `lanes.finish_lanes` `WHERE state = 'running' … RETURNING id` (the ids it moved are
+  the endings counted): `test_a_lane_end_seen_twice_is_settled_and_counted_once`.
 - lease check in a claim, `Dispatcher.claim` `lease.holds(...)`:
   `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`.
 - pending guard of a decision, `requests.decide` `WHERE state = 'pending'`:
@@ -40,9 +42,10 @@ from test_e2e_gate import audit_actions, prefilled_values, runs_count
 from test_e2e_run import card_text, request_card
 from waiting import until
 
-from bot.domain.outcome import LaneStatus
+from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.spec import RunSpec
 from bot.engine.processes import this_host
+from bot.engine.settle import apply, decide
 from bot.playground import ADMIN, APPROVER, REQUESTER
 from bot.store import lanes, requests, runs
 from bot.store.lanes import LaneClaim
@@ -261,3 +264,33 @@ async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(tmp
         assert {lane.state for lane in ended} <= {LaneStatus.PASSED, LaneStatus.FAILED}
         assert {lane.attempt for lane in ended} == {1}
         assert len(kit.trial_dirs()) == len(ended)  # every lane ran once, by the holder
+
+
+async def test_a_lane_end_seen_twice_is_settled_and_counted_once(tmp_path: Path) -> None:
+    """Two watchers (or a watcher and a reconciliation) both saw the lane running and both settle its
+    end: the second moves nothing and counts nothing, even when it saw the same outcome."""
+    async with engine_kit(tmp_path) as kit:
+        run_id = await kit.approve(parallel=4)
+        now = kit.clock.now()
+        async with kit.store.write() as session:
+            first, second = (await runs.run_lanes(session, run_id))[:2]
+            claims = [LaneClaim(lane.id or 0, "home-0", f"{lane.id}.m") for lane in (first, second)]
+            assert await lanes.claim_lanes(session, claims, now=now, host=this_host()) == 2
+            assert await runs.mark_run_started(session, run_id, now)
+        async with kit.store.read() as session:
+            seen = await lanes.running_lanes(session)  # both settlers read this before either writes
+        passed = TrialOutcome(status=LaneStatus.PASSED, reward=1.0)
+        settled = []
+        for _ in range(2):
+            endings = [
+                decide(lane, RunState.RUNNING, passed, exit_code=0, now=now, config=kit.config)
+                for lane in seen
+            ]
+            async with kit.store.write() as session:
+                settled.append(await apply(session, endings, now, kit.config))
+        assert settled == [2, 0]
+        run = await kit.run(run_id)
+        assert run.attempts_done == 2
+        assert {lane.state for lane in await kit.lanes(run_id) if lane.id in {first.id, second.id}} == {
+            LaneStatus.PASSED
+        }
