@@ -11,7 +11,8 @@ makes that test fail):
 - a lane's end, `lanes.finish_lanes` `WHERE state = 'running' … RETURNING id` (the ids it moved are
   the endings counted): `test_a_lane_end_seen_twice_is_settled_and_counted_once`.
 - lease check in a claim, `Dispatcher.claim` `lease.holds(...)`:
-  `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`.
+  `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`; taking an expired lease,
+  `lease.take` `WHERE holder = seen`: `test_an_expired_lease_seen_by_two_engines_is_taken_by_one`.
 - pending guard of a decision, `requests.decide` `WHERE state = 'pending'`:
   `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`; of an approval, its
   re-check in its own transaction (`ApprovalService._record_approval`), with `decide`'s clause behind it:
@@ -29,6 +30,7 @@ makes that test fail):
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -47,8 +49,9 @@ from bot.domain.spec import RunSpec
 from bot.engine.processes import this_host
 from bot.engine.settle import apply, decide
 from bot.playground import ADMIN, APPROVER, REQUESTER
-from bot.store import lanes, requests, runs
+from bot.store import lanes, lease, requests, runs
 from bot.store.lanes import LaneClaim
+from bot.store.lease import Claimant
 from bot.store.models import RequestState, RunRequest, RunState
 
 pytestmark = pytest.mark.slow
@@ -294,3 +297,32 @@ async def test_a_lane_end_seen_twice_is_settled_and_counted_once(tmp_path: Path)
         assert {lane.state for lane in await kit.lanes(run_id) if lane.id in {first.id, second.id}} == {
             LaneStatus.PASSED
         }
+
+
+async def test_an_expired_lease_seen_by_two_engines_is_taken_by_one(tmp_path: Path) -> None:
+    """Both read the same expired holder; the take is guarded on that holder, so the second fails."""
+    async with engine_kit(tmp_path) as kit:
+        assert (await kit.engine.lease.hold()).held
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
+        now = kit.clock.now()
+        async with kit.store.read() as session:
+            expired = await lease.get_lease(session)
+        assert expired is not None and expired.expires_at <= now
+        taken = []
+        for name in ("first", "second"):
+            claimant = Claimant(holder=f"{this_host()}:{name}", host=this_host(), pid=os.getpid())
+            async with kit.store.write() as session:
+                taken.append(
+                    await lease.take(
+                        session,
+                        claimant,
+                        now=now,
+                        ttl=timedelta(seconds=20),
+                        slots=4,
+                        expected_holder=expired.holder,
+                    )
+                )
+        assert taken == [True, False]
+        async with kit.store.read() as session:
+            holder = await lease.get_lease(session)
+        assert holder is not None and holder.holder == f"{this_host()}:first"
