@@ -29,11 +29,13 @@ from bot.playground import APPROVER, REQUESTER, SlackDriver, SlackStandin
 
 pytestmark = pytest.mark.slow
 
+# A live holder keeps the lease through the stalls of a loaded machine (the ttl is long); a killed one
+# loses it at once, since its pid is gone on this host, so the restart does not wait the ttl out.
 CONFIG = """
 [engine]
 tick_seconds = 0.1
 default_parallel = 4
-lease_ttl_sec = 3
+lease_ttl_sec = 30
 retry_backoff_sec = 1
 
 [notifier]
