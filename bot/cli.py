@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 
-from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
-from bot.check import run_checks
+from bot.check import checkout_problems, run_checks
 from bot.domain.errors import InfraError
+from bot.listen import Listening, serve_forever
 from bot.playground.cli import run_playground
 from bot.server import build_web_app
 from bot.settings import load_settings
@@ -40,10 +40,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="csb-bot", description="Slack bot for paired CodeScaleBench runs.")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the bot (Socket Mode when SLACK_APP_TOKEN is set, else HTTP)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the bot (Socket Mode when SLACK_APP_TOKEN is set, else HTTP)",
+        description="Run the bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP with Slack requests at "
+        "POST /slack/events. Either way GET /healthz answers on --host:--port.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     _host_port(serve)
     serve.set_defaults(func=_serve)
-    playground = sub.add_parser("playground", help="run the bot against a local Slack stand-in and its page")
+    playground = sub.add_parser(
+        "playground",
+        help="run the bot against a local Slack stand-in and its page",
+        description="Run the bot, a local Slack stand-in and its page (at /) on one port, on the example "
+        "bench unless CSB_REPO is set. Needs no Slack tokens: it makes its own.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     _host_port(playground)
     playground.set_defaults(func=_playground)
     check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
@@ -52,33 +64,37 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _host_port(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default=DEFAULT_HOST)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on")
 
 
 def _serve(args: argparse.Namespace) -> int:
     settings = load_settings()
+    problems = checkout_problems(settings)
+    if problems:
+        raise InfraError("; ".join(problems))
     bot = build_bot(settings)
-    web_app = build_web_app(bot)
-    if settings.slack_app_token is None:
-        web.run_app(web_app, host=args.host, port=args.port, print=_printer("csb-bot listening"))
-        return 0
-    return asyncio.run(
-        _serve_socket_mode(web_app, bot.app, settings.slack_app_token.get_secret_value(), args)
+    socket_mode = None
+    if settings.slack_app_token is not None:
+        socket_mode = partial(_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
+    mode = "HTTP" if socket_mode is None else "Socket Mode; HTTP for /healthz"
+    serve_forever(
+        build_web_app(bot),
+        args.host,
+        args.port,
+        bot.config.server,
+        ready=lambda listening: _announce(mode, listening, args.host),
+        alongside=socket_mode,
     )
-
-
-async def _serve_socket_mode(
-    web_app: web.Application, app: AsyncApp, app_token: str, args: argparse.Namespace
-) -> int:
-    runner = web.AppRunner(web_app)  # still serves /healthz and runs the timers
-    await runner.setup()
-    await web.TCPSite(runner, args.host, args.port).start()
-    try:
-        await AsyncSocketModeHandler(app, app_token).start_async()
-    finally:
-        await runner.cleanup()
     return 0
+
+
+async def _socket_mode(app: AsyncApp, app_token: str) -> None:
+    await AsyncSocketModeHandler(app, app_token).start_async()
+
+
+def _announce(mode: str, listening: Listening, host: str) -> None:
+    print(f"csb-bot listening ({mode}): http://{host}:{listening.port}/", flush=True)
 
 
 def _playground(args: argparse.Namespace) -> int:
@@ -92,10 +108,3 @@ def _check(_args: argparse.Namespace) -> int:
     if not problems:
         print("✓ settings, config file and CSB checkout look fine")
     return 1 if problems else 0
-
-
-def _printer(prefix: str) -> Callable[[str], None]:
-    def _print(message: str) -> None:
-        print(f"{prefix}: {message}", flush=True)
-
-    return _print

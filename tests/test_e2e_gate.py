@@ -187,7 +187,7 @@ async def test_expired_request_says_expired_and_cannot_be_approved(tmp_path: Pat
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None
         assert "EXPIRED" in card_text(card) and labels(card) == []
-        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1:1")
         await h.deliver()
         assert "already expired" in h.ephemeral_texts(APPROVER)[-1]
         assert runs_count(tmp_path) == 0
@@ -281,7 +281,7 @@ async def test_single_lane_run_refused_without_counterparts_then_allowed_with_th
         ):
             assert task in shown
         assert labels(card) == ["Reject", "Edit"]
-        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1:1")
         await h.deliver()
         assert "Approve is refused" in h.ephemeral_texts(APPROVER)[-1]
 

@@ -1,14 +1,19 @@
 """Checks run before an approval card is posted and again at approval: can this spec launch right now?
 
-Blocking I/O and child processes (CSB's own preflight scripts, when the checkout has them); callers run it in
-a thread. A script that crashes, hangs or prints something other than JSON blocks with a readable reason
-rather than a traceback: an unjudged launch is not a safe one.
+CSB's own preflight scripts (when the checkout has them) run as asyncio child processes with a time
+limit, so a script that hangs holds up only the request that waits for it, never the event loop nor the
+worker threads everyone else shares; folder checks run in a worker thread. A script that crashes, hangs
+or prints something other than JSON blocks with a readable reason rather than a traceback: an unjudged
+launch is not a safe one. Everything a script prints passes through the redactor before it is parsed,
+so no secret of the bot's environment reaches a card, a reply or the database.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -21,15 +26,20 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.csb.catalog import Catalog
 from bot.domain.errors import InfraError
+from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
+
+log = logging.getLogger(__name__)
 
 ACCOUNT_HEALTH_SCRIPT = "scripts/infra/account_health.py"
 ACCOUNT_HEALTH_STATE = "runs/state/account_health.json"
 COST_GUARD_SCRIPT = "scripts/infra/daytona_cost_guard.py"
 TOKEN_VARIABLE = "SOURCEGRAPH_ACCESS_TOKEN"
 
+DEFAULT_TIMEOUT_S = 60.0
 _LIST_LIMIT = 10
 _OUTPUT_LIMIT = 300
+_REAP_S = 5.0  # after SIGKILL, how long to wait for the process to be gone before letting it be
 
 
 class PreflightCheck(StrEnum):
@@ -49,6 +59,7 @@ class Finding(BaseModel):
     ok: bool
     blocking: bool
     message: str
+    skipped: bool = False  # the check did not run: shown as skipped, never as passed
 
 
 class PreflightReport(BaseModel):
@@ -95,26 +106,36 @@ class AccountHealth(BaseModel):
         ]
 
 
-def run_preflight(
+async def run_preflight(
     repo: Path,
     spec: RunSpec,
     env: Mapping[str, str],
     *,
     daytona: bool,
     python: str = "python3",
-    timeout_s: float = 60,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    redact: Redactor | None = None,
 ) -> PreflightReport:
-    """Every check, in the order the card lists them; scripts run with cwd the checkout."""
-    findings = [_tasks(spec), _task_folders(repo, spec), _token(spec, env)]
-    health_finding, recommended = _account_health_finding(repo, env, python, timeout_s)
+    """Every check, in the order the card lists them; scripts run with cwd the checkout.
+
+    `redact` defaults to the secrets named in `env`; the bot adds its own secret settings.
+    """
+    redact = redact or Redactor.from_env(env)
+    findings = [_tasks(spec), await asyncio.to_thread(_task_folders, repo, spec), _token(spec, env)]
+    health_finding, recommended = await _account_health_finding(repo, env, python, timeout_s, redact)
     findings.append(health_finding)
     if daytona:
-        findings.append(_cost_guard(repo, spec, env, python, timeout_s))
-    return PreflightReport(findings=tuple(findings), recommended_parallel=recommended)
+        findings.append(await _cost_guard(repo, spec, env, python, timeout_s, redact))
+    safe = tuple(finding.model_copy(update={"message": redact(finding.message)}) for finding in findings)
+    return PreflightReport(findings=safe, recommended_parallel=recommended)
 
 
-def account_health(
-    repo: Path, python: str = "python3", env: Mapping[str, str] | None = None, timeout_s: float = 60
+async def account_health(
+    repo: Path,
+    python: str = "python3",
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    redact: Redactor | None = None,
 ) -> AccountHealth | None:
     """CSB's account verdict, or None when the checkout has no account_health.py (nothing to judge with).
 
@@ -122,9 +143,11 @@ def account_health(
     """
     if not (repo / ACCOUNT_HEALTH_SCRIPT).is_file():
         return None
+    env = env if env is not None else os.environ
+    redact = redact or Redactor.from_env(env)
     argv = [python, ACCOUNT_HEALTH_SCRIPT, "preflight", "--format", "json"]
     argv += ["--state-file", ACCOUNT_HEALTH_STATE]
-    code, out, err = _run_script(repo, argv, env if env is not None else os.environ, timeout_s)
+    code, out, err = await _run_script(repo, argv, env, timeout_s, redact)
     if code not in (0, 1):
         raise InfraError(f"{ACCOUNT_HEALTH_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
     data = _json_object(ACCOUNT_HEALTH_SCRIPT, out, err)
@@ -132,9 +155,11 @@ def account_health(
     recommended = data.get("recommended_parallel_jobs")
     return AccountHealth(
         ok_to_launch=ok,
-        summary=str(data.get("summary") or ("accounts ready" if ok else "no account is ready")),
+        summary=redact(str(data.get("summary") or ("accounts ready" if ok else "no account is ready"))),
         recommended_parallel=recommended if _is_count(recommended) and recommended > 0 else None,
-        accounts=tuple(_account(entry) for entry in _list(data.get("accounts")) if isinstance(entry, dict)),
+        accounts=tuple(
+            _account(entry, redact) for entry in _list(data.get("accounts")) if isinstance(entry, dict)
+        ),
     )
 
 
@@ -160,7 +185,7 @@ def _task_folders(repo: Path, spec: RunSpec) -> Finding:
 def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
     mcp_lanes = [lane.config for lane in spec.lanes if lane.mcp_type != "none"]
     if not mcp_lanes:
-        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
+        return _skipped(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
     if env.get(TOKEN_VARIABLE, "").strip():
         return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} is set")
     return _block(
@@ -170,16 +195,16 @@ def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
     )
 
 
-def _account_health_finding(
-    repo: Path, env: Mapping[str, str], python: str, timeout_s: float
+async def _account_health_finding(
+    repo: Path, env: Mapping[str, str], python: str, timeout_s: float, redact: Redactor
 ) -> tuple[Finding, int | None]:
     check = PreflightCheck.ACCOUNT_HEALTH
     try:
-        health = account_health(repo, python, env, timeout_s)
+        health = await account_health(repo, python, env, timeout_s, redact)
     except InfraError as exc:
         return _block(check, str(exc)), None
     if health is None:
-        return _ok(check, f"{ACCOUNT_HEALTH_SCRIPT} not present; skipped"), None
+        return _skipped(check, f"{ACCOUNT_HEALTH_SCRIPT} not present"), None
     if not health.ok_to_launch:
         problems = "; ".join(health.problems())
         detail = f" ({problems})" if problems else ""
@@ -187,10 +212,12 @@ def _account_health_finding(
     return _ok(check, health.summary), health.recommended_parallel
 
 
-def _cost_guard(repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float) -> Finding:
+async def _cost_guard(
+    repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float, redact: Redactor
+) -> Finding:
     check = PreflightCheck.DAYTONA_COST
     if not (repo / COST_GUARD_SCRIPT).is_file():
-        return _ok(check, f"{COST_GUARD_SCRIPT} not present; skipped")
+        return _skipped(check, f"{COST_GUARD_SCRIPT} not present")
     argv = [python, COST_GUARD_SCRIPT, "preflight", "--selection-file", spec.task_file]
     if spec.params.suite:
         argv += ["--benchmark", spec.params.suite]
@@ -199,7 +226,7 @@ def _cost_guard(repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, 
     # A bot slot is one Harbor process (one sandbox); passing slots, not pairs, errs on the side of blocking.
     argv += ["--parallel-tasks", str(spec.parallel), "--json"]
     try:
-        code, out, err = _run_script(repo, argv, env, timeout_s)
+        code, out, err = await _run_script(repo, argv, env, timeout_s, redact)
         if code not in (0, 2):
             raise InfraError(f"{COST_GUARD_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
         data = _json_object(COST_GUARD_SCRIPT, out, err)
@@ -224,15 +251,18 @@ def _estimate(data: Mapping[str, Any]) -> str:
     return "Daytona cost guard passed"
 
 
-def _run_script(
-    repo: Path, argv: Sequence[str], env: Mapping[str, str], timeout_s: float
+async def _run_script(
+    repo: Path, argv: Sequence[str], env: Mapping[str, str], timeout_s: float, redact: Redactor
 ) -> tuple[int, str, str]:
-    """Run one CSB script in its own process group, so a timeout also ends whatever it started."""
+    """Run one CSB script in its own process group, so a timeout also ends whatever it started.
+
+    Its output is redacted here, before anything parses, stores or shows it.
+    """
     child_env = {key: value for key, value in env.items() if not key.startswith("SLACK_")}
     script = argv[1]
     try:
-        process = subprocess.Popen(
-            list(argv),
+        process = await asyncio.create_subprocess_exec(
+            *argv,
             cwd=repo,
             env=child_env,
             stdin=subprocess.DEVNULL,
@@ -243,17 +273,25 @@ def _run_script(
     except OSError as exc:
         raise InfraError(f"cannot run {script} with `{argv[0]}`: {exc.strerror or exc}") from exc
     try:
-        out, err = process.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        _kill_group(process)
-        process.communicate()
-        raise InfraError(f"{script} did not finish within {timeout_s:g} s") from exc
-    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        out, err = await asyncio.wait_for(process.communicate(), timeout_s)
+    except TimeoutError:
+        await _stop(process, script)
+        raise InfraError(f"{script} did not answer in {timeout_s:g} s; it was stopped") from None
+    except asyncio.CancelledError:
+        await _stop(process, script)  # the request was abandoned: its script must not linger
+        raise
+    code = process.returncode if process.returncode is not None else -1
+    return code, redact(out.decode("utf-8", "replace")), redact(err.decode("utf-8", "replace"))
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+async def _stop(process: asyncio.subprocess.Process, script: str) -> None:
+    """SIGKILL the script's process group, then wait a little for it to be gone (pipes closed)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+    try:
+        await asyncio.wait_for(process.wait(), _REAP_S)
+    except TimeoutError:
+        log.warning("%s (pid %s) was killed but a child still holds its output open", script, process.pid)
 
 
 def _json_object(script: str, out: str, err: str) -> dict[str, Any]:
@@ -267,13 +305,13 @@ def _json_object(script: str, out: str, err: str) -> dict[str, Any]:
     return data
 
 
-def _account(entry: Mapping[str, Any]) -> AccountStatus:
+def _account(entry: Mapping[str, Any], redact: Redactor) -> AccountStatus:
     slots = entry.get("available_slots")
     return AccountStatus(
-        label=str(entry.get("label") or entry.get("home") or "account"),
-        status=str(entry.get("status") or "unknown"),
+        label=redact(str(entry.get("label") or entry.get("home") or "account")),
+        status=redact(str(entry.get("status") or "unknown")),
         available_slots=slots if _is_count(slots) else 0,
-        reasons=tuple(str(reason) for reason in _list(entry.get("reasons"))),
+        reasons=tuple(redact(str(reason)) for reason in _list(entry.get("reasons"))),
     )
 
 
@@ -300,6 +338,10 @@ def _is_number(value: Any) -> bool:
 
 def _ok(check: PreflightCheck, message: str) -> Finding:
     return Finding(check=check, ok=True, blocking=False, message=message)
+
+
+def _skipped(check: PreflightCheck, why: str) -> Finding:
+    return Finding(check=check, ok=True, blocking=False, message=why, skipped=True)
 
 
 def _block(check: PreflightCheck, message: str) -> Finding:

@@ -13,6 +13,7 @@ Infra precedence, decided once here:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from datetime import timedelta
@@ -74,8 +75,8 @@ def trial_reward(data: Mapping[str, Any]) -> float | None:
     if not isinstance(rewards, Mapping):
         return None
     value = rewards.get("reward", rewards.get("score"))
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None  # `inf` or `nan` must never reach the statistics
     return float(value)
 
 

@@ -13,6 +13,9 @@ import re
 import shutil
 from pathlib import Path
 
+from bot.csb.paths import lane_path
+from bot.domain.errors import InfraError
+
 RETRIED_DIR = "retried"
 _TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
 _HARBOR_NAME_LIMIT = 32
@@ -20,12 +23,15 @@ _HARBOR_NAME_LIMIT = 32
 
 def retire_attempt(repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int) -> Path | None:
     """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing."""
-    jobs = repo / jobs_dir
+    jobs = lane_path(repo, jobs_dir, jobs_dir)
     moved = [job for job in _job_dirs(jobs) if _belongs(job, task_id)]
-    log_file = repo / log_path
+    log_file = lane_path(repo, jobs_dir, log_path)
     if not moved and not log_file.is_file():
         return None
-    dest = jobs.parent / RETRIED_DIR / f"{task_id}.{jobs.name}.attempt{attempt}"
+    retired = jobs.parent / RETRIED_DIR
+    dest = lane_path(repo, jobs_dir, retired / f"{task_id}.{jobs.name}.attempt{attempt}")
+    if dest.parent != retired:
+        raise InfraError(f"refused to move attempt {attempt} of `{task_id}` aside: not one folder name")
     dest.mkdir(parents=True, exist_ok=True)
     for job in moved:
         shutil.move(job, dest / job.name)

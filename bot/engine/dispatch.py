@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.command import LaunchConfig, lane_command, lane_env
+from bot.csb.paths import lane_path
 from bot.csb.task_copy import SG_ONLY, mcp_task_path
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
@@ -230,9 +231,8 @@ class Dispatcher:
         )
         env = lane_env(cfg.base_env, home=claim.home, mcp_type=lane.mcp_type)
         env[MARKER_ENV] = claim.marker
-        return LaneLaunch(
-            lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=cfg.repo / lane.log_path
-        )
+        log_path = lane_path(cfg.repo, lane.jobs_dir, lane.log_path)  # the spawn creates its folder
+        return LaneLaunch(lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=log_path)
 
     def _fail_to_start(self, claim: Claim, reason: str) -> Ending:
         """Harbor could not even start: an infrastructure failure, retried like any other."""

@@ -128,6 +128,10 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
         return False
     if failures / attempts <= config.infra_pause_rate:
         return False
+    if not await _has_queued_lanes(session, run_id):
+        # Nothing left to hold back: the run finishes as its last lanes end, and a thread saying
+        # "paused, resume it" above a card saying "Finished" would be false.
+        return False
     reason = f"{failures} of {attempts} lane attempts failed on infrastructure"
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
@@ -140,3 +144,8 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
     )
     await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
     return True
+
+
+async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:
+    query = select(Lane.id).where(Lane.run_id == run_id, Lane.state == LaneStatus.QUEUED).limit(1)
+    return (await session.execute(query)).first() is not None

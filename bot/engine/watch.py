@@ -133,9 +133,19 @@ class Watcher:
     def _judge_all(self, ended: list[Ended], now: datetime) -> list[Ended]:
         self._jobs.new_batch()
         return [
-            Ended(item.lane, item.run_state, item.exit_code, self._judge(item.lane, item.exit_code, now))
+            Ended(item.lane, item.run_state, item.exit_code, self._judge_one(item.lane, item.exit_code, now))
             for item in ended
         ]
+
+    def _judge_one(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+        """One lane's files, whatever they hold, must not stop the tick for every other lane and run:
+        a failure to judge them ends this lane alone, as errored, and is logged with its traceback."""
+        try:
+            return self._judge(lane, exit_code, now)
+        except Exception as exc:
+            log.exception("lane %s: its result files could not be judged", lane.id)
+            reason = f"its result files could not be read: {type(exc).__name__}: {exc}"[:300]
+            return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
 
     def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
         assert lane.started_at is not None

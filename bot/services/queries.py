@@ -9,9 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
 from bot.csb.configs import accepted_full_configs, load_eval_matrix
-from bot.csb.preflight import AccountHealth, account_health
+from bot.csb.preflight import AccountHealth
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
+from bot.services.checks import CheckRunner
 from bot.services.control_args import AUDIT_USAGE, STATUS_USAGE
 from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
@@ -31,9 +32,10 @@ class RunProgress:
 
 
 class QueryService:
-    def __init__(self, store: Store, catalog: Catalog) -> None:
+    def __init__(self, store: Store, catalog: Catalog, checks: CheckRunner) -> None:
         self._store = store
         self._catalog = catalog
+        self._checks = checks
 
     async def suites(self) -> tuple[str, dict[str, int]]:
         """The default task file of the checkout and its suite keys with task counts."""
@@ -47,7 +49,7 @@ class QueryService:
 
     async def accounts(self) -> AccountHealth | None:
         """CSB's own account verdict (`account_health.py preflight`); None when the checkout lacks it."""
-        return await asyncio.to_thread(account_health, self._catalog.repo)
+        return await self._checks.accounts()
 
     async def active_runs(self) -> list[RunProgress]:
         async with self._store.read() as session:

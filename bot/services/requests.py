@@ -9,6 +9,7 @@ from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
@@ -137,6 +138,10 @@ class RunRequestService:
         """A new revision from the Edit modal: voids earlier approvals; returns what changed."""
         request = await self.load(request_id)
         self.authorize(request, actor, "edit")
+        # The editor shapes the new revision, so they are held to the requester's rules for it.
+        verdict = may_request(self._policy, params.category, actor, request.channel_id)
+        if not verdict.allowed:
+            raise PolicyError(f"your edit was not saved: {verdict.reason}")
         old = RunSpec.model_validate_json(request.spec_json)
         spec = await self.resolve(params)
         checks = await self._checks.run(spec)
@@ -151,7 +156,7 @@ class RunRequestService:
                 spec_hash=spec.spec_hash(),
                 category=spec.params.category.value,
                 checks_json=checks.model_dump_json(),
-                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {change}",
+                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {_shown(change)}",
             )
             if not revised:
                 raise UserInputError(f"request #{request_id} changed while you edited it; open Edit again")
@@ -171,6 +176,9 @@ class RunRequestService:
         return change
 
 
+CHANGE_SHOWN = 1500
+
+
 def describe_change(old: RunParams, new: RunParams) -> str:
     """`model: a → b; parallel: 4 → 8`, for the card and the audit trail."""
     parts = []
@@ -181,6 +189,11 @@ def describe_change(old: RunParams, new: RunParams) -> str:
     if old.allow_unpaired != new.allow_unpaired:
         parts.append(f"allow_unpaired: {old.allow_unpaired} → {new.allow_unpaired}")
     return "; ".join(parts)
+
+
+def _shown(change: str) -> str:
+    """The change for the card: escaped (it echoes what was typed) and cut; the audit keeps it whole."""
+    return escape(clip(change, CHANGE_SHOWN))
 
 
 def _show(value: object) -> str:

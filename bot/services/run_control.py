@@ -18,13 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE
+from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE, check_reason
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, Run, RunRequest, RunState
+from bot.store.models import Lane, RequestState, Run, RunRequest, RunState
 
 _STOPPABLE = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
 
@@ -79,6 +80,7 @@ class RunControlService:
         reason = " ".join(reason.split())
         if not reason:
             raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
+        check_reason(reason, CANCEL_USAGE)
         verb, past = ("drain", "drained") if drain else ("cancel", "cancelled")
         run, request, _ = await self._load(run_id)
         self._authorize(run, request, actor, verb)
@@ -167,8 +169,9 @@ class RunControlService:
             update={"suite": None, "suite_file": None, "selection_file": selection, "dry_run": False}
         )
         spec = await self._submitter.resolve(params)
+        # The rerun's card goes where the run's was, also when the click came from the requester's DM.
         new_id = await self._submitter.submit(
-            spec, actor=actor, channel_id=channel_id, response_url=response_url
+            spec, actor=actor, channel_id=request.channel_id or channel_id, response_url=response_url
         )
         await self._link(run, request, new_id, actor, len(chosen))
         return new_id
@@ -206,7 +209,7 @@ class RunControlService:
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
-                raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
+                raise _not_a_run(run_id, await requests.get_request(session, run_id))
             request = await requests.get_request(session, run.request_id)
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)
@@ -218,6 +221,24 @@ class RunControlService:
 
     async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:
         await outbox.tell_run(session, run_id, what=what, text=text, now=self._clock.now())
+
+
+def _not_a_run(number: int, request: RunRequest | None) -> UserInputError:
+    """`cancel 6` where #6 is still a request: say what it is and how to stop that instead."""
+    if request is None:
+        return UserInputError(f"there is no run #{number}", hint=STATUS_USAGE)
+    if request.state is RequestState.PENDING:
+        return UserInputError(
+            f"#{number} is a request waiting for approval, not a run; to stop it, click Reject on its "
+            "card (its requester, an approver or an admin may)",
+            hint=STATUS_USAGE,
+        )
+    return UserInputError(
+        f"#{number} is a request that was {request.state.value}; it never ran", hint=STATUS_USAGE
+    )
+
+
+STOP_REASON_SHOWN = 1500  # in the thread; the audit trail keeps the reason whole
 
 
 def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:
@@ -238,6 +259,7 @@ def _task_dir(task_path: str) -> str:
 
 
 def _stop_text(run_id: int, user: str, reason: str, drain: bool, dropped: int, running: int) -> str:
+    reason = escape(clip(reason, STOP_REASON_SHOWN))
     if drain:
         return (
             f":double_vertical_bar: <@{user}> is draining run #{run_id}: {reason}. No new pairs start "

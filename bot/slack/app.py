@@ -17,7 +17,7 @@ from bot.slack.errors import describe
 from bot.slack.inflight import InFlight
 from bot.slack.listeners import approval, command, home, run_control
 from bot.slack.notifier import Notifier
-from bot.slack.retry import retry_handlers
+from bot.slack.webclient import CALL_TIMEOUT_SECONDS, web_client
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +33,10 @@ class _OwnClientNote(logging.Filter):
 _OWN_CLIENT_NOTE = _OwnClientNote()
 
 
-def create_client(settings: Settings) -> AsyncWebClient:
-    """Honours SLACK_API_URL; retries 429 (Retry-After), and 5xx where a repeat cannot double a post."""
-    return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        retry_handlers=retry_handlers(),
-    )
+def create_client(settings: Settings, timeout: float = CALL_TIMEOUT_SECONDS) -> AsyncWebClient:
+    """Honours SLACK_API_URL; retries 429 (Retry-After), and 5xx where a repeat cannot double a post;
+    every call times out (`bot/slack/webclient.py`)."""
+    return web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, timeout)
 
 
 def create_app(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from bot.csb.command import LaunchConfig
@@ -18,6 +19,7 @@ from bot.services.control_args import (
     parse_cancel_args,
     parse_rerun_args,
     parse_resume_args,
+    parse_run_id,
 )
 from bot.services.queries import QueryService
 from bot.services.replies import ReplyService
@@ -34,6 +36,9 @@ from bot.slack.views.replies import (
     status_text,
     suites_text,
 )
+from bot.store.availability import unavailable
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[SlashCommand, str], Awaitable[str | None]]
 
@@ -73,11 +78,13 @@ class CommandRouter:
             handler = self._handlers.get(line.name, self._not_yet)
             reply = await handler(command, line.args)
         except UserInputError as exc:
-            reply = describe(exc)
-            if not (exc.hint or "").startswith("/csb"):  # every input error ends with how to type it
-                reply += f"\nUsage: `{_usage_of(command.text)}`"
+            reply = describe(_with_own_usage(exc, command.text))
         except Exception as exc:
             reply = describe(exc)
+            if unavailable(exc):  # the outbox is in the same database: answer straight away
+                log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
+                await self._replies.ephemeral(command.response_url, reply, skip_outbox=True)
+                return
         if reply:
             await self._replies.ephemeral(command.response_url, reply)
 
@@ -92,7 +99,10 @@ class CommandRouter:
         params = parse_run_args(args)
         spec = await self._requests.resolve(params)
         if params.dry_run:
-            return plan_text(spec, await self._requests.preflight(spec), self._launch)
+            *first, last = plan_text(spec, await self._requests.preflight(spec), self._launch)
+            for part in first:  # a plan too long for one reply comes in parts, in order
+                await self._replies.ephemeral(command.response_url, part)
+            return last
         await self._requests.submit(
             spec,
             actor=await self._directory.actor(command.user_id),
@@ -159,6 +169,17 @@ USAGES = {
 }
 
 
+def _with_own_usage(exc: UserInputError, text: str) -> UserInputError:
+    """Every input error ends with the usage of the command that was typed, not of another one."""
+    own = _usage_of(text)
+    hint = exc.hint or ""
+    if hint == own:
+        return exc
+    if hint and not hint.startswith("/csb"):  # a how-to-fix hint stays, the usage follows it
+        return UserInputError(f"{exc.message}\n{hint}", hint=own)
+    return UserInputError(exc.message, hint=own)
+
+
 def _usage_of(text: str) -> str:
     words = text.split(maxsplit=1)
     name = words[0].lower() if words else ""
@@ -166,7 +187,7 @@ def _usage_of(text: str) -> str:
 
 
 def _run_id(args: str, usage: str) -> int:
-    text = args.strip().lstrip("#")
-    if not text.isdigit():
-        raise UserInputError(f"expected a run number, got `{args.strip()[:40] or 'nothing'}`", hint=usage)
-    return int(text)
+    words = args.split()
+    if len(words) > 1:
+        raise UserInputError(f"expected one run number, got {len(words)} words", hint=usage)
+    return parse_run_id(words[0] if words else "", usage)

@@ -1,6 +1,18 @@
 """Tables and the queries that change them; each module is one kind of row, each function one change."""
 
-from bot.store import accounts, approvals, audit, homes, lanes, lease, outbox, queue, requests, runs
+from bot.store import (
+    accounts,
+    approvals,
+    audit,
+    homes,
+    interactions,
+    lanes,
+    lease,
+    outbox,
+    queue,
+    requests,
+    runs,
+)
 from bot.store.db import Store
 
 __all__ = [
@@ -9,6 +21,7 @@ __all__ = [
     "approvals",
     "audit",
     "homes",
+    "interactions",
     "lanes",
     "lease",
     "outbox",

@@ -9,7 +9,9 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.errors import CsbBotError, UserInputError
+from bot.domain.limits import REASON_CHARS
 from bot.services.control_args import RERUNNABLE
+from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
@@ -59,8 +61,14 @@ class RunControlClicks:
     """What the buttons and the modal do, each failure turned into words for the clicker."""
 
     def __init__(
-        self, control: RunControlService, replies: ReplyService, directory: Directory, client: AsyncWebClient
+        self,
+        control: RunControlService,
+        replies: ReplyService,
+        directory: Directory,
+        client: AsyncWebClient,
+        replays: ReplayGuard,
     ) -> None:
+        self._replays = replays
         self._control = control
         self._replies = replies
         self._directory = directory
@@ -68,6 +76,8 @@ class RunControlClicks:
 
     async def open_cancel(self, click: ButtonClick) -> None:
         """Authorise at click time, then ask how and why; a refusal names who may."""
+        if not await self._first_time(click):
+            return
         try:
             target = await self._control.stop_target(click.row_id, await self._directory.actor(click.user_id))
             view = cancel_modal(target.run_id, target.run_dir, target.running, target.queued)
@@ -79,6 +89,8 @@ class RunControlClicks:
         """Errors that keep the modal open (checked before the ack: a quick read); None when it may close."""
         if len(form.reason) < 3:
             return {REASON_BLOCK: "Say why the run is stopped (at least 3 characters)."}
+        if len(form.reason) > REASON_CHARS:
+            return {REASON_BLOCK: f"At most {REASON_CHARS} characters; this is {len(form.reason):,}."}
         try:
             await self._control.stop_target(form.run_id, await self._directory.actor(form.user_id))
         except CsbBotError as exc:
@@ -95,6 +107,8 @@ class RunControlClicks:
 
     async def rerun_failed(self, click: ButtonClick) -> None:
         """A new request over the run's failed, errored and timed-out tasks; its card is the answer."""
+        if not await self._first_time(click):
+            return
         try:
             await self._control.rerun(
                 click.row_id,
@@ -105,6 +119,10 @@ class RunControlClicks:
             )
         except Exception as exc:
             await self._replies.ephemeral(click.response_url, describe(exc))
+
+    async def _first_time(self, click: ButtonClick) -> bool:
+        """A replayed signed click (same user, element and action_ts) is ignored."""
+        return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
 
 
 def register(app: AsyncApp, clicks: RunControlClicks, notifier: Notifier, inflight: InFlight) -> None:
