@@ -2,7 +2,7 @@
 
 SQLite's database-wide write lock serialises writers, so a missing `WHERE state = expected` passes
 any test that merely fires clicks at once. Here each writer is held between what it read and what it
-writes (`interleave.before_next_write`), or writes from a read that is already stale, while the
+writes (`interleave.before_write_after_read`), or writes from a read that is already stale, while the
 other change lands; without the guard the late writer wins. Which guard each test pins (removing it
 makes that test fail):
 
@@ -14,17 +14,18 @@ makes that test fail):
   `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`; taking an expired lease,
   `lease.take` `WHERE holder = seen`: `test_an_expired_lease_seen_by_two_engines_is_taken_by_one`.
 - pending guard of a decision, `requests.decide` `WHERE state = 'pending'`:
-  `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`; of an approval, its
-  re-check in its own transaction (`ApprovalService._record_approval`), with `decide`'s clause behind it:
-  `test_an_approval_that_read_pending_before_another_launched_counts_nothing`;
-  of an edit, `requests.revise` `WHERE state = 'pending'`:
+  `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`; of an approval,
+  `requests.hold_revision` `WHERE state = 'pending'` in the approval's own transaction:
+  `test_an_approval_that_read_pending_before_another_launched_counts_nothing`; of an edit,
+  `requests.revise` `WHERE state = 'pending'`:
   `test_an_edit_that_read_pending_before_an_approval_landed_changes_nothing`.
-- revision: `requests.decide` `WHERE revision = seen`:
-  `test_a_reject_of_an_older_revision_rejects_nothing`; `requests.revise` `WHERE revision = seen`:
-  `test_two_edits_of_one_revision_keep_the_first`; the approval's re-check in its own transaction
-  (`ApprovalService._record_approval`: state and revision as read at click time), with `decide`'s
-  revision clause behind it: `test_an_approval_racing_an_edit_neither_counts_nor_launches`.
-  Approvals of an older revision no longer count (`approvals.approvers` `WHERE revision = current`):
+- revision: an approval counts only for the revision it read, `requests.hold_revision`
+  `WHERE revision = seen` (the click-time check against the card's revision comes before it and
+  cannot see an edit that commits after the click's reads):
+  `test_an_approval_racing_an_edit_neither_counts_nor_launches`; `requests.decide`
+  `WHERE revision = seen`: `test_a_reject_of_an_older_revision_rejects_nothing`; `requests.revise`
+  `WHERE revision = seen`: `test_two_edits_of_one_revision_keep_the_first`. Approvals of an older
+  revision no longer count (`approvals.approvers` `WHERE revision = current`):
   `test_e2e_gate.test_edit_makes_a_new_revision_and_voids_approvals`.
 """
 
@@ -39,7 +40,7 @@ from typing import Any
 import pytest
 from engine_kit import engine_kit
 from harness import CHANNEL, Harness, running_bot
-from interleave import before_next_write
+from interleave import before_write_after_read
 from test_e2e_gate import audit_actions, prefilled_values, runs_count
 from test_e2e_run import card_text, request_card
 from waiting import until
@@ -120,7 +121,7 @@ async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_noth
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
         view_id = await open_modal(h, APPROVER, card, "Reject")
-        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+        with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             await submit_reject(h, APPROVER, view_id)  # reads `pending`, then the approval commits
             await h.deliver()
         assert window.opened
@@ -136,7 +137,7 @@ async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_noth
 async def test_an_approval_that_read_pending_before_another_launched_counts_nothing(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
-        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+        with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
             await h.deliver()
         assert window.opened
@@ -169,7 +170,7 @@ async def test_an_approval_racing_an_edit_neither_counts_nor_launches(tmp_path: 
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
-        with before_next_write(h.bot.store, lambda: edit_lands(h, REQUESTER, edit_view, 8)) as window:
+        with before_write_after_read(h.bot.store, lambda: edit_lands(h, REQUESTER, edit_view, 8)) as window:
             assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
             await h.deliver()
         assert window.opened
@@ -187,7 +188,7 @@ async def test_an_edit_that_read_pending_before_an_approval_landed_changes_nothi
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
-        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+        with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             await submit_edit(h, REQUESTER, edit_view, parallel=8)  # reads `pending`, then approval
             await h.deliver()
         assert window.opened
@@ -203,7 +204,7 @@ async def test_two_edits_of_one_revision_keep_the_first(tmp_path: Path) -> None:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         late_view = await open_modal(h, ADMIN, card, "Edit")
         first_view = await open_modal(h, REQUESTER, card, "Edit")
-        with before_next_write(h.bot.store, lambda: edit_lands(h, REQUESTER, first_view, 8)) as window:
+        with before_write_after_read(h.bot.store, lambda: edit_lands(h, REQUESTER, first_view, 8)) as window:
             await submit_edit(h, ADMIN, late_view, parallel=6)  # both modals hold revision 1
             await h.deliver()
         assert window.opened
