@@ -111,7 +111,7 @@ def build_bot(
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
     directory = Directory(client, config.policy, clock)
-    queries = QueryService(store, catalog, checks)
+    queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
     router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
     replays = ReplayGuard(store, clock)

@@ -376,3 +376,11 @@ def test_nothing_unescaped_reaches_the_page() -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in page.html  # the header's plain text, shown as typed
     assert "click me" in page.text and "javascript:" not in page.html
     assert "[no_such_block block]" in page.text
+
+
+def test_a_hostile_reason_reads_as_typed_on_the_page_with_no_mention_and_no_link() -> None:
+    hostile = "<!channel> <https://x|Click here to approve>"
+    page = render(card(RequestState.REJECTED, decided_by=APPROVER, decided_at=DECIDED_AT, reason=hostile))
+    assert f"Rejected by @{USERS[APPROVER]}" in page.text and hostile in page.text
+    assert "bk-link" not in page.html
+    assert page.html.count("bk-mention") == 2  # the approver and the requester, nobody else

@@ -264,7 +264,8 @@ def test_unchanged_files_are_served_from_the_cache(catalog: Catalog) -> None:
         ({"task_id": "t", "suite": "s", "task_dir": "s/../../t"}, "would leave benchmarks/"),
         ({"task_id": "t", "suite": "s", "task_dir": "s/t\x00"}, "NUL character"),
         ({"task_id": "t", "suite": "s", "task_dir": "s/" + "t" * 600}, "longer than 512 characters"),
-        ({"task_id": "t", "suite": "../x"}, "would leave benchmarks/"),
+        ({"task_id": "t", "suite": "../x"}, r"task #2 \(`t`\) has an unusable suite '\.\./x'"),
+        ({"task_id": "t", "suite": "a/b"}, "unusable suite 'a/b': it contains a path separator"),
     ],
 )
 def test_a_hostile_entry_blocks_the_whole_file_and_is_named(
@@ -276,3 +277,29 @@ def test_a_hostile_entry_blocks_the_whole_file_and_is_named(
         Catalog(tmp_path).resolve(RunParams(suite_file="benchmarks/suites/hostile.json"), 2)
     assert "benchmarks/suites/hostile.json" in caught.value.message
     assert len(caught.value.message) < 300
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "error", "message"),
+    [
+        (CANONICAL, '{"tasks": ' + "[" * 100_000 + "]" * 100_000 + "}", UserInputError, "nested too deeply"),
+        (CANONICAL, '{"tasks": [], "x": NaN}', UserInputError, "non-finite number NaN"),
+        ("configs/eval_matrix.json", "[" * 100_000 + "]" * 100_000, InfraError, "nested too deeply"),
+    ],
+)
+def test_a_hostile_task_file_or_eval_matrix_is_an_error_not_a_crash(
+    tmp_path: Path, rel: str, text: str, error: type[Exception], message: str
+) -> None:
+    repo = build_tree(tmp_path)
+    (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo / rel).write_text(text)
+    with pytest.raises(error, match=message):
+        Catalog(repo).resolve(RunParams(), 4)
+
+
+def test_a_task_file_past_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
+    repo = build_tree(tmp_path)
+    with (repo / CANONICAL).open("ab") as handle:
+        handle.truncate(33 * 1024 * 1024)  # sparse: cheap to make
+    with pytest.raises(UserInputError, match="is larger than 32 MiB"):
+        Catalog(repo).load(CANONICAL)

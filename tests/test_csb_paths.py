@@ -5,11 +5,13 @@ anything outside the run's own folder, and a suite file with such an entry is re
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 from harness import CHANNEL, running_bot
+from test_e2e_run import card_text, labels
 
 from bot.csb.paths import inside, lane_path, run_folder
 from bot.csb.task_copy import SG_ONLY, mcp_task_path
@@ -111,3 +113,18 @@ async def test_a_suite_file_with_a_hostile_entry_is_refused_with_the_entry_named
         assert h.standin.messages(CHANNEL) == []
         with sqlite3.connect(tmp_path / "bot.db") as db:
             assert db.execute("select count(*) from run_requests").fetchone()[0] == 0
+
+
+async def test_a_task_folder_symlinked_out_of_the_checkout_blocks_on_the_card(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        outside = tmp_path / "elsewhere"
+        outside.mkdir()
+        folder = h.repo / "benchmarks/tasks/csb_sdlc_fix/slugify-punctuation-fix-001"
+        shutil.move(folder, outside / folder.name)
+        folder.symlink_to(outside / folder.name)
+        await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
+        await h.deliver()
+        text = card_text(h.last_card())
+        assert "task folders lead outside the CSB checkout" in text
+        assert "benchmarks/tasks/csb_sdlc_fix/slugify-punctuation-fix-001" in text
+        assert "Approve" not in labels(h.last_card())

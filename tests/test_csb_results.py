@@ -201,7 +201,7 @@ def test_read_log_tail(tmp_path: Path) -> None:
         ('{"pad": "' + "x" * (4 * 1024 * 1024) + '"}', "is larger than 4 MiB"),
         ('{"verifier_result": {"rewards": {"reward": Infinity}}}', "non-finite number Infinity"),
         ('{"verifier_result": {"rewards": {"reward": NaN}}}', "non-finite number NaN"),
-        ('{"verifier_result": {"rewards": {"reward": 1e999}}}', "number 1e999 is out of range"),
+        ('{"verifier_result": {"rewards": {"reward": 1e999}}}', "number 1e999, which is out of range"),
     ],
 )
 def test_a_corrupt_result_is_errored_with_csbs_fingerprint(tmp_path: Path, text: str, why: str) -> None:

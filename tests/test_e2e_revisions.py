@@ -97,4 +97,4 @@ async def test_an_edit_cannot_make_a_run_its_editor_may_not_request(tmp_path: Pa
             "your edit was not saved" in refusal and f"only <@{ADMIN}> may request official runs" in refusal
         )
         assert "revision 1" in card_text(card) and "`staging`" in card_text(card)
-        assert audit_actions(tmp_path) == ["requested"]
+        assert audit_actions(tmp_path) == ["requested", "refused edit"]

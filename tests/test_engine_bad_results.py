@@ -81,3 +81,36 @@ async def test_bad_results_end_only_their_own_lane(tmp_path: Path, bad: str) -> 
 
 def spoil_keys(spoil: dict[str, str]) -> set[tuple[str, str]]:
     return {(key.split("/")[0], key.split("/")[1]) for key in spoil}
+
+
+async def test_a_suite_file_turned_hostile_voids_its_queued_run_and_the_tick_goes_on(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path) as kit:
+        hostile_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        suite_file = kit.repo / "benchmarks/suites/csb-example.json"
+        healthy = suite_file.read_text()
+        suite_file.write_text('{"tasks": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        await kit.engine.tick()  # the run's spec no longer resolves: voided before any lane starts
+        assert (await kit.run(hostile_id)).state.value == "cancelled"
+        suite_file.write_text(healthy)
+        other = await kit.approve("csb_sdlc_debug", parallel=2)
+        await kit.engine.run_until_idle()
+        assert (await kit.run(other)).state.value == "finished"
+
+
+async def test_a_lane_reason_quoting_its_log_never_keeps_a_secret(tmp_path: Path) -> None:
+    leaky = tmp_path / "leaky-harbor"
+    leaky.write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        "print('auth failed for token ' + os.environ['SOURCEGRAPH_ACCESS_TOKEN'] + ' (401)')\n"
+        "sys.exit(3)\n"
+    )
+    leaky.chmod(0o755)
+    async with engine_kit(tmp_path, harbor=leaky, retry_limit=0) as kit:
+        kit.env["SOURCEGRAPH_ACCESS_TOKEN"] = "sgp_lane_secret_value"
+        engine = kit.new_engine()  # built with the environment its lanes inherit, token included
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        await engine.run_until_idle()
+        reasons = [lane.reason or "" for lane in await kit.lanes(run_id)]
+        assert reasons and all("harbor exited 3 without a trial result" in reason for reason in reasons)
+        assert all("auth failed for token [redacted] (401)" in reason for reason in reasons), reasons
+        assert not any("sgp_lane_secret_value" in reason for reason in reasons)

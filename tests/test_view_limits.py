@@ -266,3 +266,39 @@ def test_a_dry_run_too_long_for_one_reply_comes_in_whole_lines_and_loses_nothing
 
 def test_plurals() -> None:
     assert plural(1, "task") == "1 task" and plural(2, "task") == "2 tasks" and plural(0, "lane") == "0 lanes"
+
+
+def one_task_card(run: RunCardView | None = None) -> CardView:
+    spec = RunSpec(
+        params=RunParams(suite="csb_sdlc_fix", parallel=1),
+        task_file="benchmarks/suites/csb-example.json",
+        task_file_sha256="0" * 64,
+        tasks=(TaskRef(task_id="t1", suite="csb_sdlc_fix", path="benchmarks/tasks/csb_sdlc_fix/t1"),),
+        lanes=LANES[:1],
+        parallel=1,
+    )
+    return CardView(1, spec, "ab" * 32, "U0ALICE", RequestState.APPROVED, decided_at=AT, run=run)
+
+
+def card_texts(view: CardView) -> str:
+    return "\n".join(texts([block.to_dict() for block in approval_card(view)]))
+
+
+def test_a_card_speaks_of_one_task_one_lane_and_one_slot_in_the_singular() -> None:
+    shown = card_texts(one_task_card(run_card("running", pairs_done=0, pairs_total=1, lanes_running=1)))
+    assert "*Tasks*\n1 task · 1 lane" in shown and "*Parallel*\n1 slot" in shown
+    assert "0/1 pair done · 1 lane running" in shown
+    assert card_fallback_text(one_task_card()).endswith("on csb_sdlc_fix, 1 task")
+
+
+def test_eta_unknown_until_comparable_lanes_have_finished() -> None:
+    unknown = card_texts(one_task_card(run_card("running", eta_seconds=None)))
+    assert "ETA unknown" in unknown
+    known = card_texts(one_task_card(run_card("running", eta_seconds=300.0)))
+    assert "ETA ~5 min 00 s" in known and "unknown" not in known
+    assert "start time unknown" in card_texts(one_task_card(run_card("queued", queue_position=2)))
+
+
+def test_a_model_not_of_the_form_provider_name_is_flagged_and_a_proper_one_is_not() -> None:
+    assert "not of the form" in card_texts(CARDS["pending"])
+    assert "not of the form" not in card_texts(one_task_card())

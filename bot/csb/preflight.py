@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.catalog import Catalog
+from bot.csb.paths import inside
 from bot.domain.errors import InfraError
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
@@ -173,6 +174,10 @@ def _tasks(spec: RunSpec) -> Finding:
 
 
 def _task_folders(repo: Path, spec: RunSpec) -> Finding:
+    outside = [task.path for task in spec.tasks if not _stays_in(repo, task.path)]
+    if outside:  # a symlink out of the checkout: its files would be copied and run as a task's
+        shown = ", ".join(f"`{path}`" for path in outside[:_LIST_LIMIT])
+        return _block(PreflightCheck.TASK_FOLDERS, f"task folders lead outside the CSB checkout: {shown}")
     missing = Catalog(repo).missing_task_folders(spec)
     if not missing:
         return _ok(PreflightCheck.TASK_FOLDERS, "every task folder is present")
@@ -180,6 +185,14 @@ def _task_folders(repo: Path, spec: RunSpec) -> Finding:
     more = f" and {len(missing) - _LIST_LIMIT} more" if len(missing) > _LIST_LIMIT else ""
     noun = "folder is" if len(missing) == 1 else "folders are"
     return _block(PreflightCheck.TASK_FOLDERS, f"{len(missing)} task {noun} missing: {shown}{more}")
+
+
+def _stays_in(repo: Path, task_path: str) -> bool:
+    try:
+        inside(repo, repo / task_path)
+    except InfraError:
+        return False
+    return True
 
 
 def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:

@@ -7,21 +7,20 @@ to 32 characters plus `__<id>` (Harbor's rule). Next to the trial folders sits a
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
 RESULT_FILE = "result.json"
 LOG_TAIL_BYTES = 4096
 # Harbor's trial result is a few kilobytes; anything past this cap is not one, and is never read whole.
-RESULT_SIZE_LIMIT = 4 * 1024 * 1024
+RESULT_SIZE_LIMIT = 4 * MIB
 CORRUPT = "result_json_corrupt"  # CSB's fingerprint id for an unreadable result (severity infra)
 
 _HARBOR_NAME_LIMIT = 32
@@ -158,39 +157,16 @@ def _infra_from_log(outcome: TrialOutcome, log_path: Path | None) -> TrialOutcom
 
 
 def _load(path: Path) -> tuple[dict[str, Any] | None, str]:
-    """The file as a JSON object, or None and why not, in words that finish "result.json …".
-
-    Whatever a trial folder holds must not stop the engine: the read is capped, nesting deep enough
-    to exhaust the parser's recursion is refused, and so are non-finite numbers (`NaN`, `Infinity`,
-    `1e999`), which would otherwise reach the statistics as a reward.
-    """
+    """The file as a JSON object, or None and why not, in words that finish "result.json …"."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(RESULT_SIZE_LIMIT + 1)
+        data = read_json(path, RESULT_SIZE_LIMIT)
     except OSError as exc:
         return None, f"cannot be read: {exc.strerror or exc}"
-    if len(raw) > RESULT_SIZE_LIMIT:
-        return None, f"is larger than {RESULT_SIZE_LIMIT // (1024 * 1024)} MiB"
-    try:
-        data = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError:
-        return None, "is nested too deeply to read"
-    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
-        return None, f"is not valid JSON: {exc}"
+    except UnreadableJson as exc:
+        return None, str(exc)
     if not isinstance(data, dict):
         return None, "is not a JSON object"
     return data, ""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-finite number {name}")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:40]} is out of range")
-    return value
 
 
 def _mtime(path: Path) -> float:

@@ -8,7 +8,6 @@ refs located in the checkout, so nothing downstream knows which shape it came fr
 from __future__ import annotations
 
 import hashlib
-import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -16,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.csb.json_file import UnreadableJson, parse_json
 from bot.domain.errors import UserInputError
 from bot.domain.spec import TaskRef
 
@@ -77,9 +77,9 @@ def task_folder(repo: Path, task_dir: str) -> str:
 
 def _decode(rel_path: str, raw: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"`{rel_path}` is not valid JSON: {exc}") from exc
+        data = parse_json(raw)
+    except UnreadableJson as exc:
+        raise UserInputError(f"`{rel_path}` {exc}") from exc
     if not isinstance(data, dict):
         raise UserInputError(f"`{rel_path}` is not a JSON object; it is not a CSB suite or selection file")
     return data
@@ -99,6 +99,11 @@ def _task_ref(repo: Path, rel_path: str, index: int, entry: Any, shape: Shape) -
     suite = next((entry[key] for key in _SUITE_FIELDS[shape] if isinstance(entry.get(key), str)), "")
     if not suite:
         return None
+    problem = task_id_problem(suite)  # a suite key names the run's folder, as an id names the lane's
+    if problem:
+        raise UserInputError(
+            f"{where} (`{task_id}`) has an unusable suite {_shown(suite)}: {problem}", hint=_ENTRY_HINT
+        )
     task_dir = entry.get("task_dir") or f"{suite}/{task_id}"
     problem = task_dir_problem(task_dir) if isinstance(task_dir, str) else "it is not a string"
     if problem:
@@ -110,7 +115,8 @@ def _task_ref(repo: Path, rel_path: str, index: int, entry: Any, shape: Shape) -
 
 
 def task_id_problem(task_id: str) -> str | None:
-    """Why `task_id` cannot name a folder of its own (it does: logs, task copies, retried attempts)."""
+    """Why `task_id` (or a suite key) cannot name a folder of its own: both do (logs, task copies,
+    retried attempts, run folders)."""
     if len(task_id) > TASK_ID_LIMIT:
         return f"longer than {TASK_ID_LIMIT} characters"
     if task_id in (".", "..") or ".." in task_id:
@@ -172,6 +178,6 @@ def _suite_counts(data: Mapping[str, Any], shape: Shape, tasks: tuple[TaskRef, .
     declared = data.get("suites") if shape == "suite" else None
     if not isinstance(declared, dict):
         return dict(sorted(counts.items()))
-    keys = [key for key in declared if isinstance(key, str)]
+    keys = [key for key in declared if isinstance(key, str) and task_id_problem(key) is None]
     keys += sorted(key for key in counts if key not in declared)
     return {key: counts.get(key, 0) for key in keys}

@@ -18,7 +18,7 @@ from bot.domain.command_line import (
     value_kind,
 )
 from bot.domain.limits import REASON_CHARS
-from bot.domain.mrkdwn import escape
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
@@ -61,7 +61,7 @@ def run_help(defaults_note: str | None = None) -> str:
     text = "\n".join(lines)
     if defaults_note:
         room = SLACK_SECTION_LIMIT - len(text) - 1
-        note = defaults_note if len(defaults_note) <= room else defaults_note[: room - 1] + "…"
+        note = clip(defaults_note, room)
         text = f"{text}\n{note}"
     return text
 

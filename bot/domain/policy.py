@@ -238,6 +238,19 @@ def may_control(
     return _deny(f"only {_join(who)} may {action} {category} runs")
 
 
+def may_see(
+    policy: PolicyConfig, category: Category, actor: Actor, requester: str, in_its_channel: bool
+) -> bool:
+    """A run's parameters and audit trail: in its own channel, or to its requester, the people listed
+    as its approvers and the admins. `anyone` approvers do not count here: outside the channel they
+    could never see the card, so they do not see its details either (the channel may be private)."""
+    if in_its_channel or actor.user_id == requester or actor.user_id in policy.admins:
+        return True
+    rules = policy.for_category(category)
+    listed = (rules.approvers, rules.effective_override_approvers)
+    return any(_membership(rule.users, rule.usergroups, actor) for rule in listed)
+
+
 def approvals_needed(policy: PolicyConfig, category: Category) -> int:
     return policy.for_category(category).approvals_required
 

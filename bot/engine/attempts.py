@@ -8,12 +8,13 @@ its log must not colour the retry's classification. They are kept, next to the l
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
 
+from bot.csb.json_file import read_json
 from bot.csb.paths import lane_path
+from bot.csb.results import RESULT_SIZE_LIMIT
 from bot.domain.errors import InfraError
 
 RETRIED_DIR = "retried"
@@ -56,9 +57,9 @@ def _is_job(folder: Path) -> bool:
 def _belongs(job: Path, task_id: str) -> bool:
     """Whether a job ran `task_id`: its config.json names the task path; else the trial folder's name."""
     try:
-        config = json.loads((job / "config.json").read_text())
+        config = read_json(job / "config.json", RESULT_SIZE_LIMIT)
         return bool(Path(config["tasks"][0]["path"]).name == task_id)
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
+    except (OSError, ValueError, KeyError, IndexError, TypeError):  # UnreadableJson is a ValueError
         pass
     cut = task_id[:_HARBOR_NAME_LIMIT]
     names = {task_id, cut, cut.rstrip("_-")}

@@ -21,6 +21,7 @@ from bot.domain.policy import (
 from bot.domain.spec import Category, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.control_args import check_reason
+from bot.services.refusals import record_refusal
 from bot.services.requests import RunRequestService, card_target
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
@@ -62,6 +63,19 @@ class ApprovalService:
     async def approve(self, request_id: int, revision: int | None, actor: Actor) -> Decision:
         """`revision` is the one on the card that was clicked: the approval counts for it or not at all."""
         request = await self._requests.load(request_id)
+        decision = await self._approve(request, revision, actor)
+        if decision.outcome is Outcome.REFUSED:
+            await self._refused(request, "approve", actor, decision.message or "")
+        return decision
+
+    async def _refused(self, request: RunRequest, action: str, actor: Actor, reason: str) -> None:
+        await record_refusal(
+            self._store, self._clock, request, action=action, actor=actor.user_id, reason=reason
+        )
+
+    async def _approve(self, request: RunRequest, revision: int | None, actor: Actor) -> Decision:
+        assert request.id is not None
+        request_id = request.id
         refusal = await self._refusal(request, revision, actor)
         if refusal:
             return Decision(Outcome.REFUSED, refusal)
@@ -222,6 +236,7 @@ class ApprovalService:
             return Decision(Outcome.REFUSED, f"Request #{request_id} was already {request.state.value}.")
         verdict = may_control(self._policy, _category(request), actor, request.requester, action="reject")
         if not verdict.allowed:
+            await self._refused(request, "reject", actor, verdict.reason)
             return Decision(Outcome.REFUSED, verdict.reason)
         now = self._clock.now()
         async with self._store.write() as session:

@@ -45,10 +45,14 @@ class RequestChecks(BaseModel):
         reasons = [line.message for line in self.lines if line.blocking]
         if self.unpaired_refused:
             reasons.append(
-                f"{len(self.missing_counterparts)} task(s) have no clean counterpart result for a "
+                f"{_tasks_have(len(self.missing_counterparts))} no clean counterpart result for a "
                 "single-lane run (pass `--allow-unpaired` to override, which needs an override approver)"
             )
         return reasons
+
+
+def _tasks_have(count: int) -> str:
+    return "1 task has" if count == 1 else f"{count} tasks have"
 
 
 class CheckRunner:

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.csb.paths import lane_path
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.mrkdwn import clip, escape
@@ -23,6 +24,7 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE, check_reason
+from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
 from bot.store.models import Lane, RequestState, Run, RunRequest, RunState
@@ -64,7 +66,7 @@ class RunControlService:
     async def stop_target(self, run_id: int, actor: Actor) -> StopTarget:
         """For the Cancel button: refuse before the modal opens when the click could not count."""
         run, request, lanes = await self._load(run_id)
-        self._authorize(run, request, actor, "cancel or drain")
+        await self._authorize(run, request, actor, "cancel or drain")
         if run.state not in (*_STOPPABLE, RunState.DRAINING):
             raise UserInputError(f"run #{run_id} is already {run.state.value}; there is nothing to cancel")
         return StopTarget(
@@ -83,7 +85,7 @@ class RunControlService:
         check_reason(reason, CANCEL_USAGE)
         verb, past = ("drain", "drained") if drain else ("cancel", "cancelled")
         run, request, _ = await self._load(run_id)
-        self._authorize(run, request, actor, verb)
+        await self._authorize(run, request, actor, verb)
         now = self._clock.now()
         async with self._store.write() as session:
             moved = await runs.move_run(
@@ -118,7 +120,7 @@ class RunControlService:
     async def resume(self, run_id: int, actor: Actor) -> str:
         """A paused run starts lanes again, with its infrastructure failure count started afresh."""
         run, request, _ = await self._load(run_id)
-        self._authorize(run, request, actor, "resume")
+        await self._authorize(run, request, actor, "resume")
         now = self._clock.now()
         async with self._store.write() as session:
             if not await runs.move_run(
@@ -155,7 +157,7 @@ class RunControlService:
     ) -> int:
         """A new request over the tasks with a lane in `only`, linked to the run; returns its id."""
         run, request, lanes = await self._load(run_id)
-        self._authorize(run, request, actor, "rerun")
+        await self._authorize(run, request, actor, "rerun")
         if not run.state.is_final:
             raise UserInputError(
                 f"run #{run_id} is still {run.state.value}; rerun its failures once it has ended"
@@ -200,7 +202,7 @@ class RunControlService:
             for lane in lanes
         ]
         data = {"metadata": {"rerun_of": run.id, "statuses": sorted(status.value for status in only)}}
-        path = self._repo / rel
+        path = lane_path(self._repo, lanes[0].jobs_dir, rel)  # inside the run's folder, resolved
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**data, "tasks": entries}, indent=2) + "\n")
         return rel.as_posix()
@@ -214,9 +216,19 @@ class RunControlService:
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)
 
-    def _authorize(self, run: Run, request: RunRequest, actor: Actor, action: str) -> None:
+    async def _authorize(self, run: Run, request: RunRequest, actor: Actor, action: str) -> None:
+        """A refusal is logged and kept in the run's audit trail before it is raised."""
         verdict = may_control(self._policy, Category(request.category), actor, request.requester, action)
         if not verdict.allowed:
+            await record_refusal(
+                self._store,
+                self._clock,
+                request,
+                action=action,
+                actor=actor.user_id,
+                reason=verdict.reason,
+                run_id=run.id,
+            )
             raise PolicyError(verdict.reason)
 
     async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:

@@ -21,7 +21,7 @@ from bot.services.control_args import (
     parse_resume_args,
     parse_run_id,
 )
-from bot.services.queries import QueryService
+from bot.services.queries import QueryService, Viewer
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
@@ -32,6 +32,8 @@ from bot.slack.views.replies import (
     accounts_text,
     audit_text,
     checkout_values,
+    hidden_audit_text,
+    hidden_status_text,
     plan_text,
     status_text,
     suites_text,
@@ -116,16 +118,25 @@ class CommandRouter:
         return suites_text(task_file, suites)
 
     async def _status(self, command: SlashCommand, args: str) -> str | None:
+        viewer = await self._viewer(command)
         if args.strip():
             run_id = _run_id(args, STATUS_USAGE)
-            await self._queries.run_progress(run_id)  # a clear error for a run that does not exist
+            progress = await self._queries.run_progress(run_id, viewer)  # a clear error for no such run
+            if not progress.visible:
+                return hidden_status_text(progress)
             await self._replies.card_copy(command.response_url, run_id)
             return None
-        return status_text(await self._queries.active_runs())
+        return status_text(await self._queries.active_runs(viewer))
 
-    async def _audit(self, _command: SlashCommand, args: str) -> str:
+    async def _audit(self, command: SlashCommand, args: str) -> str:
         request_id = _run_id(args, AUDIT_USAGE)
-        return audit_text(request_id, await self._queries.audit_trail(request_id))
+        request, events = await self._queries.audit_trail(request_id, await self._viewer(command))
+        if events is None:
+            return hidden_audit_text(request_id, request.state.value)
+        return audit_text(request_id, events)
+
+    async def _viewer(self, command: SlashCommand) -> Viewer:
+        return Viewer(actor=await self._directory.actor(command.user_id), channel_id=command.channel_id)
 
     async def _cancel(self, command: SlashCommand, args: str) -> str:
         parsed = parse_cancel_args(args)

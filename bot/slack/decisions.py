@@ -52,7 +52,7 @@ class DecisionHandler:
             return
         try:
             request = await self._requests.load(click.row_id)
-            self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
+            await self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
             await self._open(click, reject_modal(click.row_id, request.revision).to_dict())
         except Exception as exc:
             await self._reply(click, describe(exc))
@@ -62,7 +62,7 @@ class DecisionHandler:
             return
         try:
             request = await self._requests.load(click.row_id)
-            self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
+            await self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
             params = RunSpec.model_validate_json(request.spec_json).params
             await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
         except Exception as exc:

@@ -49,7 +49,7 @@ async def load_card(
 
 
 async def _rerun_note(session: AsyncSession, request: RunRequest) -> str | None:
-    """ "rerun of #1: 2 failed, 0 errored": what the earlier run's lanes of these tasks ended as."""
+    """What the earlier run's lanes of these tasks ended as ("Rerun of #1: 2 failed, 0 errored lanes")."""
     if request.rerun_of is None:
         return None
     tasks = {task.task_id for task in RunSpec.model_validate_json(request.spec_json).tasks}

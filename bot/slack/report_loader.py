@@ -74,7 +74,10 @@ def lane_reason(lane: Lane) -> str | None:
             return f"{lane.exception_type}: {lane.reason}"
         return lane.reason or lane.exception_type
     reason = lane.reason or f"{lane.state.value} without a recorded reason"
-    return f"{reason}; log: {lane.log_path}" if lane.log_path else reason
+    if not lane.log_path:
+        return reason
+    head, _, evidence = reason.partition("; log: ")  # the log's telling line, when the bot found one
+    return f"{head}; log: {lane.log_path}" + (f"; it ends: {evidence}" if evidence else "")
 
 
 def _int(value: int | float | None) -> int | None:

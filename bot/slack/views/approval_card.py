@@ -28,6 +28,7 @@ from bot.slack.views.format import (
     SECTION_LIMIT,
     clip,
     code,
+    escape,
     plural,
     shown,
     suite_text,
@@ -38,6 +39,7 @@ from bot.slack.views.run_card import RunCardView, run_blocks
 from bot.store.models import RequestState
 
 MISSING_SHOWN = 10
+CHECK_SHOWN = 1000  # one preflight finding (a script's words, a list of missing folders)
 REASON_SHOWN = 1500  # a reason on the card; the audit trail keeps it whole
 # Harbor's model string: `<provider>/<name>` (LiteLLM's), no spaces; anything else is flagged.
 _MODEL_SHAPE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.:@/+-]+")
@@ -60,7 +62,7 @@ class CardView:
     decided_at: datetime | None = None
     reason: str | None = None
     run: RunCardView | None = None  # once approved, the card is the run's status card
-    rerun_of: str | None = None  # "rerun of #1: 2 failed, 0 errored" when it reruns a run's failures
+    rerun_of: str | None = None  # "Rerun of #1: 2 failed, 0 errored lanes" when it reruns failures
 
 
 def approval_card(card: CardView) -> list[Block]:
@@ -108,7 +110,7 @@ def model_warning(model: str) -> str | None:
     """A model string Harbor would not take as `<provider>/<name>` is flagged before anyone approves it."""
     if _MODEL_SHAPE.fullmatch(model):
         return None
-    return (
+    return escape(
         ":warning: The model is not of the form `<provider>/<name>` "
         "(e.g. `anthropic/claude-haiku-4-5-20251001`); Harbor may not run it as meant."
     )
@@ -137,7 +139,7 @@ def _checks(checks: RequestChecks) -> list[Block]:
 
 def check_lines(checks: RequestChecks) -> list[str]:
     """One line per preflight finding and the pairing guard, as the card and `--dry-run` show them."""
-    lines = [f"{_mark(line)} {shown(line.message)}" for line in checks.lines]
+    lines = [f"{_mark(line)} {shown(line.message, CHECK_SHOWN)}" for line in checks.lines]
     if checks.missing_counterparts:
         missing = checks.missing_counterparts
         listed = ", ".join(code(task, 100) for task in missing[:MISSING_SHOWN])
@@ -204,7 +206,7 @@ def pending_note(card: CardView) -> str | None:
     if card.state is not RequestState.PENDING:
         return None
     if card.checks.blocking_reasons:
-        reasons = "; ".join(shown(reason) for reason in card.checks.blocking_reasons)
+        reasons = "; ".join(shown(reason, CHECK_SHOWN) for reason in card.checks.blocking_reasons)
         return ":no_entry: *Approve is disabled*: " + reasons
     if card.approvals_needed > 1 or card.approvals:
         who = ", ".join(user(u) for u in card.approvals) or "none yet"

@@ -1,4 +1,4 @@
-"""Small text helpers shared by the views: escaping, cutting to Slack's limits, dates and plurals.
+"""Small text functions shared by the views: escaping, cutting to Slack's limits, dates and plurals.
 
 Every string a user typed or a file supplied goes through `shown` (or `escape`) before it enters
 mrkdwn: Slack turns `<!channel>` and `<https://x|label>` into a live mention and link even inside
@@ -34,7 +34,7 @@ def code(value: str, limit: int = VALUE_LIMIT) -> str:
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:
-    """ "1 task", "2 tasks"; `words` for irregular plurals."""
+    """The count with its noun, singular for one ("1 task", "2 tasks"); `words` for irregular plurals."""
     return f"{count} {word if count == 1 else (words or word + 's')}"
 
 

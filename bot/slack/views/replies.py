@@ -101,12 +101,28 @@ def status_text(runs: Sequence[RunProgress]) -> str:
 
 
 def _status_line(run: RunProgress) -> str:
+    if not run.visible:
+        return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
-    eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
+    eta = ""
+    if run.state in ("queued", "running", "draining"):  # a paused or stopping run has no ETA to give
+        eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
         f"{run.lanes_running} running{eta} ({code(run.run_dir)})"
     )
+
+
+_WHO_SEES = "only in its channel or to its requester, approvers and admins"
+
+
+def hidden_status_text(run: RunProgress) -> str:
+    """`/csb status <run>` for someone who may not see the run: one line, no parameters."""
+    return f"Run #{run.run_id} is {run.state}; its details are shown {_WHO_SEES}."
+
+
+def hidden_audit_text(request_id: int, state: str) -> str:
+    return f"Request #{request_id} is {state}; its audit trail is shown {_WHO_SEES}."
 
 
 def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:

@@ -41,7 +41,7 @@ from bot.domain.stats import (
     summarize,
 )
 from bot.slack.ids import ActionId
-from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, code, reward, shown, user
+from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
 
 MAX_BLOCKS = 50
 MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
@@ -54,7 +54,7 @@ PAIRED_GROUPS = (
     ((PairKind.BOTH_PASS, PairKind.BOTH_FAIL), "Both lanes agree"),
     ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
 )
-REASON_SHOWN = 160  # an errored lane's reason in a task line; the CSV has it whole
+REASON_SHOWN = 300  # an errored lane's reason in a task line; the CSV has it whole
 _TRAILER_CHARS = 80  # room kept for the "… N more tasks" line
 
 
@@ -116,8 +116,8 @@ def _heading(view: ReportView) -> list[Block]:
     if view.single_lane:
         context += f" · {LANE_LABEL[view.single_lane]} lane only, so no paired statistics"
     blocks: list[Block] = [
-        HeaderBlock(text=_clip(title, MAX_HEADER)),
-        ContextBlock(elements=[MarkdownTextObject(text=_clip(context, CONTEXT_LIMIT))]),
+        HeaderBlock(text=clip(title, MAX_HEADER)),
+        ContextBlock(elements=[MarkdownTextObject(text=clip(context, CONTEXT_LIMIT))]),
     ]
     if view.cancelled:
         by = f" by {user(view.stopped_by)}" if view.stopped_by else ""
@@ -126,7 +126,7 @@ def _heading(view: ReportView) -> list[Block]:
             f":octagonal_sign: *Cancelled*{by}{why}. Lanes that did not run are `cancelled`; "
             "the figures below cover only what ran."
         )
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(note, SECTION_LIMIT))))
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(note, SECTION_LIMIT))))
     return blocks
 
 
@@ -135,7 +135,7 @@ def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
         text = _lane_text(view, "*Overall*", view.pairs)
     else:
         text = _paired_text("*Overall*", overall)
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_LIMIT)))]
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
     suites = by_suite(view.pairs)
     if len(suites) < 2:
         return blocks
@@ -145,9 +145,9 @@ def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
         else _suite_text(suite, summarize(pairs))
         for suite, pairs in suites.items()
     ]
-    packed, shown = _pack(texts, sep="\n\n", max_sections=MAX_BLOCKS // 4, max_chars=SUITE_CHARS)
-    if shown < len(texts):
-        packed.append(f"… {len(texts) - shown} more suites not shown")
+    packed, fitted = _pack(texts, sep="\n\n", max_sections=MAX_BLOCKS // 4, max_chars=SUITE_CHARS)
+    if fitted < len(texts):
+        packed.append(f"… {len(texts) - fitted} more suites not shown")
     return [*blocks, *(SectionBlock(text=MarkdownTextObject(text=text)) for text in packed)]
 
 
@@ -229,7 +229,7 @@ def _task_list(
     """Section blocks for as many task lines as fit, each group under its label; and how many did not."""
     texts: list[str] = []
     total = sum(len(task_lines) for _, task_lines in groups)
-    shown = 0
+    listed = 0
     for label, task_lines in groups:
         lines = [f"*{label}* ({len(task_lines)})", *task_lines]
         packed, fitted = _pack(lines, sep="\n", max_sections=blocks_left - len(texts), max_chars=chars_left)
@@ -237,10 +237,10 @@ def _task_list(
             break
         texts += packed
         chars_left -= sum(len(text) for text in packed)
-        shown += fitted - 1
+        listed += fitted - 1
         if fitted < len(lines):
             break
-    return [SectionBlock(text=MarkdownTextObject(text=text)) for text in texts], total - shown
+    return [SectionBlock(text=MarkdownTextObject(text=text)) for text in texts], total - listed
 
 
 def _pack(items: list[str], *, sep: str, max_sections: int, max_chars: int) -> tuple[list[str], int]:
@@ -252,7 +252,7 @@ def _pack(items: list[str], *, sep: str, max_sections: int, max_chars: int) -> t
     texts: list[str] = []
     used = 0
     for count, item in enumerate(items):
-        item = _clip(item, SECTION_LIMIT)
+        item = clip(item, SECTION_LIMIT)
         joined = f"{texts[-1]}{sep}{item}" if texts else ""
         if texts and len(joined) <= SECTION_LIMIT and used + len(sep) + len(item) <= max_chars:
             texts[-1] = joined
@@ -334,10 +334,6 @@ def _text_chars(node: Any) -> int:
     return 0
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _pairs(n: int) -> str:
     return "pair" if n == 1 else "pairs"
 
@@ -364,7 +360,7 @@ def report_dm(view: ReportView, summary: str, thread_url: str) -> tuple[str, lis
     """The requester's DM: the report's one-line summary, a link to the run's thread, and the same
     `Rerun failed` button as under the report (the click is authorised like any other)."""
     text = f"{summary}. <{thread_url}|Open the run's thread> for the report and the CSV."
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_LIMIT)))]
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
     button = _rerun_element(view)
     if button:
         blocks.append(ActionsBlock(block_id=f"dm:{view.run_id}", elements=[button]))

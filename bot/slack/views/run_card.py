@@ -107,7 +107,7 @@ def _timing(run: RunCardView) -> str | None:
 
 
 def eta_text(seconds: float | None, *, queued: bool) -> str:
-    """ "ETA ~4 min", or "ETA unknown" until lanes like these have finished somewhere to measure by."""
+    """The ETA ("ETA ~4 min"), or "ETA unknown" until comparable lanes have finished to measure by."""
     what = "starts in" if queued else "ETA"
     if seconds is None:
         return "start time unknown" if queued else "ETA unknown"
