@@ -28,6 +28,7 @@ MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "services": frozenset({"domain", "csb", "store", "settings"}),
     "engine": frozenset({"domain", "csb", "store", "services", "settings"}),
     "slack": frozenset({"domain", "csb", "store", "services", "settings"}),
+    "listen": frozenset({"domain", "settings"}),
     "wiring": ANYTHING,
     "server": ANYTHING,
     "playground": ANYTHING,

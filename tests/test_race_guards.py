@@ -144,7 +144,7 @@ async def test_an_approval_that_read_pending_before_another_launched_counts_noth
         request = await request_row(h)
         assert request.state is RequestState.APPROVED and request.decided_by == ADMIN
         assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "refused approve"]
         assert f"already approved by <@{ADMIN}>" in h.ephemeral_texts(APPROVER)[-1]
 
 
@@ -177,7 +177,7 @@ async def test_an_approval_racing_an_edit_neither_counts_nor_launches(tmp_path: 
         request = await request_row(h)
         assert request.state is RequestState.PENDING and request.revision == 2
         assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "edited"]  # no approval recorded for either
+        assert audit_actions(tmp_path) == ["requested", "edited", "refused approve"]  # counted for neither
         assert h.ephemeral_texts(APPROVER), "the approver was not told the click changed nothing"
         shown = card_text(h.last_card())
         assert "revision 2" in shown and "Approvals: 1" not in shown
