@@ -5,11 +5,12 @@ under way, so every later attempt (its answer lost, or the sent mark not written
 message in the channel. Card edits are paced (`UpdatePacer`); a paced row simply waits, and since the
 outbox keeps one pending row per message, the edit that finally goes shows the latest state.
 
-One bad message never blocks the others. Rows go conversation by conversation (a request's card and
-thread, one person's replies, App Home), the conversations side by side, so a slow call holds up only
+One bad message never blocks the others. Rows go conversation by conversation (a channel's cards and
+threads, one person's replies, App Home), the conversations side by side, so a slow call holds up only
 its own. A row Slack refuses for a reason no retry fixes, or that cannot be rendered, is set aside with
-its error; only outages (5xx, 429, network errors, timeouts) and malformed answers are retried. A
-card's thread reads in the order things happened: a reply waits while an earlier one is pending.
+its error; only outages (5xx, 429, network errors, timeouts) and malformed answers are retried (rules:
+`bot/slack/delivery.py`). A card's thread reads in the order things happened: a reply waits while an
+earlier one is pending.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.services.home import EVERY_VIEWER
 from bot.settings import NotifierConfig
-from bot.slack import render
+from bot.slack import delivery, render
+from bot.slack.delivery import Verdict
 from bot.slack.home_loader import load_home
 from bot.slack.ids import MetadataEvent
 from bot.slack.milestones import Milestone, reached
@@ -54,13 +56,8 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BLOCKS = 50
 
-# Slack's words for "not now": with HTTP 5xx, 429, network errors and timeouts, an outage. Those are
-# retried until Slack is back, however long that takes. Any other `ok: false` error (invalid_blocks,
-# msg_too_long, channel_not_found, not_in_channel, …) is a refusal no retry fixes: the row is set aside.
-# Answers that are not Web API answers at all are retried up to `max_attempts`, then set aside.
-TRANSIENT_ERRORS = frozenset(
-    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-)
+ROUND_ROWS = 200  # rows a delivery round takes on
+LANE_ROWS = 50  # of which at most this many from one conversation
 SLACK_TS = re.compile(r"\d+\.\d+")
 NOT_IN_CHANNEL_TEXT = (
     "I'm not in this channel, so I can't post the approval card here. "
@@ -69,9 +66,12 @@ NOT_IN_CHANNEL_TEXT = (
 
 
 class _Wait(Exception):
-    """Not now, and not a failure: a thread parent not posted yet, or an edit paced for later."""
+    """Not now, and not a failure: a thread parent not posted yet, or an edit paced for later.
 
-    def __init__(self, until: datetime, why: str) -> None:
+    Without `until`, the row waits with backoff: what it waits for may take long, or never come.
+    """
+
+    def __init__(self, until: datetime | None, why: str) -> None:
         super().__init__(why)
         self.until = until
 
@@ -141,17 +141,31 @@ class Notifier:
         A conversation's rows go one after another, conversations side by side.
         """
         await self._catch_up_milestones()
-        async with self._store.read() as session:
-            items = await outbox.due(session, self._clock.now())
-            channels = await outbox.channels_of(session, items)
-        lanes: dict[str, list[OutboxItem]] = {}
-        for item in items:
-            lane = _conversation_of(item, channels)
-            if lane not in self._busy:
-                lanes.setdefault(lane, []).append(item)
+        found = await self._due_by_conversation()
+        lanes = {lane: rows for lane, rows in found.items() if lane not in self._busy}
         self._busy.update(lanes)  # no await since the check: another round cannot take them too
         sent = await asyncio.gather(*(self._deliver_lane(lane, rows) for lane, rows in lanes.items()))
         return sum(sent)
+
+    async def _due_by_conversation(self) -> dict[str, list[OutboxItem]]:
+        """Due rows by conversation, paging past the rows of conversations another round is working
+        through, and at most `LANE_ROWS` per conversation: a backlog in one never starves the others."""
+        lanes: dict[str, list[OutboxItem]] = {}
+        taken, after = 0, 0
+        async with self._store.read() as session:
+            while taken < ROUND_ROWS:
+                page = await outbox.due(session, self._clock.now(), limit=ROUND_ROWS, after_id=after)
+                if not page:
+                    break
+                channels = await outbox.channels_of(session, page)
+                for item in page:
+                    lane = delivery.conversation_of(item, channels)
+                    rows = lanes.setdefault(lane, [])
+                    if lane not in self._busy and len(rows) < LANE_ROWS:
+                        rows.append(item)
+                        taken += 1
+                after = page[-1].id or after
+        return {lane: rows for lane, rows in lanes.items() if rows}
 
     async def _deliver_lane(self, lane: str, items: list[OutboxItem]) -> int:
         sent = 0
@@ -174,31 +188,26 @@ class Notifier:
         assert listed.id is not None
         async with self._store.read() as session:
             item = await outbox.get_due(session, listed.id, self._clock.now())
-            if item is None or await outbox.earlier_in_thread(session, item):
-                return 0  # sent by another round meanwhile, or waiting its turn in the thread
+            if item is None:
+                return 0  # sent by another round meanwhile
+            earlier = await outbox.earlier_in_thread(session, item)
+        if earlier is not None:  # waits its turn; out of the due rows until the earlier one may go
+            if earlier.next_attempt_at > self._clock.now():
+                why = "waiting for an earlier reply in its thread"
+                await self._postpone(item, earlier.next_attempt_at, why, count=False)
+            return 0
         try:
             await self._send(item)
         except _Wait as wait:
-            await self._postpone(item, wait.until, str(wait), count=False)
-            return 0
-        except SlackApiError as exc:
-            error, status = _slack_error(exc)
-            if error in TRANSIENT_ERRORS or status >= 500 or status == 429:
-                await self._failed(item, error, _retry_after(exc), outage=True)
+            if wait.until is None:
+                await self._postpone(item, self._clock.now() + self._backoff(item), str(wait), count=True)
             else:
-                await self._give_up(item, error)
-            return 0
-        except MalformedAnswer as exc:
-            await self._failed(item, str(exc), None, outage=False)
-            return 0
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            await self._failed(item, f"{type(exc).__name__}: {exc}", None, outage=True)
+                await self._postpone(item, wait.until, str(wait), count=False)
             return 0
         except SQLAlchemyError:
             raise  # the database, not the message: the row stays as it is
         except Exception as exc:
-            log.exception("outbox %s (%s) could not be rendered or sent", item.id, item.target)
-            await self._give_up(item, f"cannot render: {type(exc).__name__}: {exc}"[:500])
+            await self._failed(item, exc)
             return 0
         async with self._store.write() as session:
             await outbox.mark_sent(session, item, self._clock.now())
@@ -323,7 +332,7 @@ class Notifier:
         request = await self._request_of(item)
         if request is None or request.id is None:
             return
-        thread_ts = _thread_of(request, self._clock.now())
+        thread_ts = _thread_of(request)
         async with self._store.read() as session:
             run = await runs.get_run(session, request.id)
             lanes = await runs.run_lanes(session, request.id)
@@ -360,7 +369,7 @@ class Notifier:
         request = await self._request_of(item)
         if request is None:
             return
-        thread_ts = _thread_of(request, self._clock.now())
+        thread_ts = _thread_of(request)
         text = item.text or ""
         blocks = [SectionBlock(text=MarkdownTextObject(text=text))]
         await self._post(item, request.channel_id, thread_ts, text, blocks)
@@ -372,7 +381,9 @@ class Notifier:
             return
         text, blocks = await self._dm_message(item, request)
         opened = await self._client.conversations_open(users=request.requester)
-        channel = str(opened["channel"]["id"])
+        channel = (opened.get("channel") or {}).get("id")
+        if not isinstance(channel, str) or not channel:
+            raise MalformedAnswer("conversations.open answered without the DM's channel id")
         await self._post(item, channel, None, text, blocks)
 
     async def _dm_message(self, item: OutboxItem, request: RunRequest) -> tuple[str, list[Block]]:
@@ -485,13 +496,19 @@ class Notifier:
 
     # -- failures ----------------------------------------------------------------------------------------
 
-    async def _failed(self, item: OutboxItem, error: str, retry_after: float | None, *, outage: bool) -> None:
-        """An outage delays a message but never loses it; a malformed answer is retried a few times."""
+    async def _failed(self, item: OutboxItem, exc: Exception) -> None:
+        """An outage delays a message but never loses it; a malformed answer is retried a few times; a
+        refusal or a render that raises sets the row aside (`bot/slack/delivery.py`)."""
         assert item.id is not None
-        if not outage and item.attempts + 1 >= self._config.max_attempts:
+        found, error = delivery.verdict(exc)
+        if found is Verdict.UNRENDERABLE:
+            log.error("outbox %s (%s) could not be rendered", item.id, item.target, exc_info=exc)
+        exhausted = found is Verdict.MALFORMED and item.attempts + 1 >= self._config.max_attempts
+        if found in (Verdict.REFUSED, Verdict.UNRENDERABLE) or exhausted:
             await self._give_up(item, error)
             return
-        delay = outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)
+        delay = self._backoff(item)
+        retry_after = delivery.retry_after(exc)
         if retry_after is not None:
             delay = max(delay, timedelta(seconds=retry_after))
         await self._postpone(item, self._clock.now() + delay, error, count=True)
@@ -541,6 +558,9 @@ class Notifier:
                 reason=reason,
             )
 
+    def _backoff(self, item: OutboxItem) -> timedelta:
+        return outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)
+
     async def _postpone(self, item: OutboxItem, until: datetime, error: str, *, count: bool) -> None:
         assert item.id is not None
         attempts = item.attempts + 1 if count else item.attempts
@@ -548,49 +568,14 @@ class Notifier:
             await outbox.postpone(session, item.id, attempts=attempts, until=until, error=error)
 
 
-def _thread_of(request: RunRequest, now: datetime) -> str:
+def _thread_of(request: RunRequest) -> str:
     if not request.card_ts:
-        raise _Wait(now + timedelta(seconds=1), "waiting for the card to be posted")
+        raise _Wait(None, "waiting for the card to be posted")  # which may have been set aside
     return request.card_ts
-
-
-def _conversation_of(item: OutboxItem, channels: dict[int, str]) -> str:
-    """Rows of one conversation go in order; different conversations do not wait for each other.
-
-    A channel's cards and threads (and the DMs that follow its reports) are one conversation.
-    """
-    if item.kind is OutboxKind.HOME:
-        return "home"
-    if item.kind in (OutboxKind.EPHEMERAL, OutboxKind.CARD_COPY):
-        if item.response_url is None and item.user_id is not None:
-            return f"user:{item.user_id}"
-        return f"reply:{item.id}"  # its own response_url: nothing else waits for it
-    thread = outbox.thread_of(item)
-    if thread is None:
-        return f"row:{item.id}"
-    return f"channel:{channels[thread]}" if thread in channels else f"request:{thread}"
 
 
 def _is_start(milestone: Milestone) -> bool:
     return milestone.key.endswith(":started")
-
-
-def _slack_error(exc: SlackApiError) -> tuple[str, int]:
-    data = exc.response.data
-    error = data.get("error") if isinstance(data, dict) else None
-    return str(error or "unknown_error"), exc.response.status_code
-
-
-def _retry_after(exc: SlackApiError) -> float | None:
-    """Slack's `Retry-After` on a 429, in seconds."""
-    headers = getattr(exc.response, "headers", None) or {}
-    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    if isinstance(value, list):
-        value = value[0] if value else None
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 def _metadata_key(message: dict[str, Any]) -> str | None:

@@ -55,10 +55,15 @@ async def enqueue(
     )
 
 
-async def due(session: AsyncSession, now: datetime, limit: int = 50) -> list[OutboxItem]:
+async def due(session: AsyncSession, now: datetime, limit: int = 50, after_id: int = 0) -> list[OutboxItem]:
+    """Rows to send now, oldest first; `after_id` pages on past rows already looked at."""
     rows = await session.execute(
         select(OutboxItem)
-        .where(OutboxItem.state == OutboxState.PENDING, OutboxItem.next_attempt_at <= now)
+        .where(
+            OutboxItem.state == OutboxState.PENDING,
+            OutboxItem.next_attempt_at <= now,
+            OutboxItem.id > after_id,  # type: ignore[operator]
+        )
         .order_by(OutboxItem.id)
         .limit(limit)
     )
@@ -164,12 +169,12 @@ def thread_order(item: OutboxItem) -> tuple[datetime, int, int]:
     return item.created_at, rank, item.id or 0
 
 
-async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> bool:
-    """Whether a reply that happened before `item` still waits to go in the same thread. Rows set aside
-    are not pending, so they never hold a thread up."""
+async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> OutboxItem | None:
+    """The first reply that happened before `item` and still waits to go in the same thread, if any.
+    Rows set aside are not pending, so they never hold a thread up."""
     thread = thread_of(item)
     if item.kind not in THREAD_KINDS or thread is None:
-        return False
+        return None
     rows = await session.execute(
         select(OutboxItem).where(
             OutboxItem.state == OutboxState.PENDING,
@@ -179,7 +184,7 @@ async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> bool:
         )
     )
     mine = thread_order(item)
-    return any(thread_order(other) < mine for other in rows.scalars())
+    return min((r for r in rows.scalars() if thread_order(r) < mine), key=thread_order, default=None)
 
 
 async def pending_threads(session: AsyncSession, now: datetime) -> list[int]:
