@@ -3,7 +3,7 @@ change lands, as a second click, a second bot process or a concurrent PostgreSQL
 
 SQLite takes its database-wide write lock at `BEGIN IMMEDIATE`, so two writers never overlap by
 chance and a missing `WHERE state = expected` goes unnoticed. Each guard only shows its worth when a
-writer acts on a read that is no longer true; `before_next_write` opens exactly that window.
+writer acts on a read that is no longer true; `before_write_after_read` opens exactly that window.
 """
 
 from __future__ import annotations
@@ -21,27 +21,41 @@ from bot.store.db import Store
 class Window:
     """Whether the other change ran: a test asserts it, so a changed code path cannot pass vacuously."""
 
+    reads: int = 0
     opened: bool = False
 
 
 @contextmanager
-def before_next_write(store: Store, meanwhile: Callable[[], Awaitable[object]]) -> Iterator[Window]:
-    """The next write transaction on `store` first waits for `meanwhile` (once, with the store as it
-    was, so the other change commits normally); the held writer then writes on its earlier reads."""
-    original = store.write
+def before_write_after_read(store: Store, meanwhile: Callable[[], Awaitable[object]]) -> Iterator[Window]:
+    """The first write transaction on `store` that follows a read first waits for `meanwhile` (once,
+    with the store as it was, so the other change commits normally); the held writer then writes on
+    what it read before. Writes with no read before them (a click's replay record) pass untouched."""
+    read, write = store.read, store.write
     window = Window()
 
     @asynccontextmanager
-    async def held_write() -> AsyncIterator[AsyncSession]:
-        if not window.opened:
-            window.opened = True
-            vars(store).pop("write", None)
-            await meanwhile()
-        async with original() as session:
+    async def counted_read() -> AsyncIterator[AsyncSession]:
+        window.reads += 1
+        async with read() as session:
             yield session
 
-    setattr(store, "write", held_write)  # noqa: B010 (an instance attribute shadows the method)
+    @asynccontextmanager
+    async def held_write() -> AsyncIterator[AsyncSession]:
+        if window.reads and not window.opened:
+            window.opened = True
+            _unhook(store)
+            await meanwhile()
+        async with write() as session:
+            yield session
+
+    setattr(store, "read", counted_read)  # noqa: B010 (instance attributes shadow the methods)
+    setattr(store, "write", held_write)  # noqa: B010
     try:
         yield window
     finally:
-        vars(store).pop("write", None)
+        _unhook(store)
+
+
+def _unhook(store: Store) -> None:
+    vars(store).pop("read", None)
+    vars(store).pop("write", None)

@@ -90,7 +90,7 @@ def free_port() -> int:
 
 def wait_for_health(url: str, proc: subprocess.Popen[str]) -> bytes:
     """Poll the child's health endpoint until it answers; the child's start-up is not a timer we own."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"bot exited early: {proc.communicate()}")

@@ -36,10 +36,10 @@ async def test_a_hostile_model_and_reason_show_as_typed_and_the_card_flags_the_m
 ) -> None:
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
     async with bot(tmp_path) as h:
-        await h.driver.slash_command(REQUESTER, f'run csb_sdlc_fix --model "{HOSTILE}"')
-        await h.driver.slash_command(REQUESTER, f'run "{HOSTILE}"')  # an unknown suite, echoed back
-        await h.driver.slash_command(REQUESTER, "help")
-        await h.deliver()
+        # One at a time: their replies are read in order, and two commands' work may finish either way.
+        for text in (f'run csb_sdlc_fix --model "{HOSTILE}"', f'run "{HOSTILE}"', "help"):
+            await h.driver.slash_command(REQUESTER, text)  # the second: an unknown suite, echoed back
+            await h.deliver()
         card = h.last_card()
         shown = card_text(card)
         assert f"`{ESCAPED}`" in shown

@@ -70,7 +70,7 @@ PATH_IO = frozenset(
         "read_text", "read_bytes", "write_text", "write_bytes", "exists", "is_file", "is_dir",
         "is_symlink", "iterdir", "glob", "rglob", "mkdir", "unlink", "rmdir", "touch", "stat",
         "lstat", "chmod", "resolve", "samefile", "readlink", "symlink_to", "hardlink_to", "owner",
-        "expanduser", "absolute",
+        "expanduser", "absolute", "open",
     }
 )  # fmt: skip
 OPEN_CALLS = frozenset({"open", "io.open", "os.open", "builtins.open", "os.fdopen", "os.popen"})
@@ -137,14 +137,13 @@ def io_uses(source: str, file: str = "<source>") -> Iterator[Use]:
     for use in imports(source, file):
         if _within(use.what, IO_MODULES) or _is_os_file_access(use.what):
             yield use
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Call):
+    for node in ast.walk(ast.parse(source)):  # called or only named (`read = path.read_text`)
+        if isinstance(node, ast.Attribute) and node.attr in PATH_IO:
+            yield Use(file, node.lineno, f"….{node.attr}")
             continue
-        name = _dotted(node.func) or ""
+        name = (_dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None) or ""
         if name in OPEN_CALLS or _is_os_file_access(name) or name.startswith("asyncio.create_subprocess"):
-            yield Use(file, node.lineno, f"{name}(...)")
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in PATH_IO:
-            yield Use(file, node.lineno, f"….{node.func.attr}(...)")
+            yield Use(file, node.lineno, name)
 
 
 def _is_os_file_access(name: str) -> bool:
@@ -214,6 +213,8 @@ def test_domain_does_no_io() -> None:
         "open('x').read()",
         "from pathlib import Path\nPath('x').read_text()",
         "def f(p):\n    return p.exists()",
+        "def f(p):\n    return p.read_text",
+        "reader = open",
     ],
 )
 def test_io_in_domain_is_found(source: str) -> None:

@@ -2,31 +2,36 @@
 
 SQLite's database-wide write lock serialises writers, so a missing `WHERE state = expected` passes
 any test that merely fires clicks at once. Here each writer is held between what it read and what it
-writes (`interleave.before_next_write`), or writes from a read that is already stale, while the
+writes (`interleave.before_write_after_read`), or writes from a read that is already stale, while the
 other change lands; without the guard the late writer wins. Which guard each test pins (removing it
 makes that test fail):
 
 - lane claim, `lanes.claim_lanes` `WHERE state = 'queued'` (and the run's start, `runs.move_run`
   `WHERE state IN from_states`): `test_a_lane_claimed_from_a_stale_read_is_not_claimed_again`.
+- a lane's end, `lanes.finish_lanes` `WHERE state = 'running' … RETURNING id` (the ids it moved are
+  the endings counted): `test_a_lane_end_seen_twice_is_settled_and_counted_once`.
 - lease check in a claim, `Dispatcher.claim` `lease.holds(...)`:
-  `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`.
+  `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`; taking an expired lease,
+  `lease.take` `WHERE holder = seen`: `test_an_expired_lease_seen_by_two_engines_is_taken_by_one`.
 - pending guard of a decision, `requests.decide` `WHERE state = 'pending'`:
-  `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`; of an approval, its
-  re-check in its own transaction (`ApprovalService._record_approval`), with `decide`'s clause behind it:
-  `test_an_approval_that_read_pending_before_another_launched_counts_nothing`;
-  of an edit, `requests.revise` `WHERE state = 'pending'`:
+  `test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing`; of an approval,
+  `requests.hold_revision` `WHERE state = 'pending'` in the approval's own transaction:
+  `test_an_approval_that_read_pending_before_another_launched_counts_nothing`; of an edit,
+  `requests.revise` `WHERE state = 'pending'`:
   `test_an_edit_that_read_pending_before_an_approval_landed_changes_nothing`.
-- revision: `requests.decide` `WHERE revision = seen`:
-  `test_a_reject_of_an_older_revision_rejects_nothing`; `requests.revise` `WHERE revision = seen`:
-  `test_two_edits_of_one_revision_keep_the_first`; the approval's re-check in its own transaction
-  (`ApprovalService._record_approval`: state and revision as read at click time), with `decide`'s
-  revision clause behind it: `test_an_approval_racing_an_edit_neither_counts_nor_launches`.
-  Approvals of an older revision no longer count (`approvals.approvers` `WHERE revision = current`):
+- revision: an approval counts only for the revision it read, `requests.hold_revision`
+  `WHERE revision = seen` (the click-time check against the card's revision comes before it and
+  cannot see an edit that commits after the click's reads):
+  `test_an_approval_racing_an_edit_neither_counts_nor_launches`; `requests.decide`
+  `WHERE revision = seen`: `test_a_reject_of_an_older_revision_rejects_nothing`; `requests.revise`
+  `WHERE revision = seen`: `test_two_edits_of_one_revision_keep_the_first`. Approvals of an older
+  revision no longer count (`approvals.approvers` `WHERE revision = current`):
   `test_e2e_gate.test_edit_makes_a_new_revision_and_voids_approvals`.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -35,17 +40,19 @@ from typing import Any
 import pytest
 from engine_kit import engine_kit
 from harness import CHANNEL, Harness, running_bot
-from interleave import before_next_write
+from interleave import before_write_after_read
 from test_e2e_gate import audit_actions, prefilled_values, runs_count
 from test_e2e_run import card_text, request_card
 from waiting import until
 
-from bot.domain.outcome import LaneStatus
+from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.spec import RunSpec
 from bot.engine.processes import this_host
+from bot.engine.settle import apply, decide
 from bot.playground import ADMIN, APPROVER, REQUESTER
-from bot.store import lanes, requests, runs
+from bot.store import lanes, lease, requests, runs
 from bot.store.lanes import LaneClaim
+from bot.store.lease import Claimant
 from bot.store.models import RequestState, RunRequest, RunState
 
 pytestmark = pytest.mark.slow
@@ -114,7 +121,7 @@ async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_noth
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
         view_id = await open_modal(h, APPROVER, card, "Reject")
-        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+        with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             await submit_reject(h, APPROVER, view_id)  # reads `pending`, then the approval commits
             await h.deliver()
         assert window.opened
@@ -130,14 +137,14 @@ async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_noth
 async def test_an_approval_that_read_pending_before_another_launched_counts_nothing(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
-        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+        with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
             await h.deliver()
         assert window.opened
         request = await request_row(h)
         assert request.state is RequestState.APPROVED and request.decided_by == ADMIN
         assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "refused approve"]
         assert f"already approved by <@{ADMIN}>" in h.ephemeral_texts(APPROVER)[-1]
 
 
@@ -163,14 +170,14 @@ async def test_an_approval_racing_an_edit_neither_counts_nor_launches(tmp_path: 
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
-        with before_next_write(h.bot.store, lambda: edit_lands(h, REQUESTER, edit_view, 8)) as window:
+        with before_write_after_read(h.bot.store, lambda: edit_lands(h, REQUESTER, edit_view, 8)) as window:
             assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
             await h.deliver()
         assert window.opened
         request = await request_row(h)
         assert request.state is RequestState.PENDING and request.revision == 2
         assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "edited"]  # no approval recorded for either
+        assert audit_actions(tmp_path) == ["requested", "edited", "refused approve"]  # counted for neither
         assert h.ephemeral_texts(APPROVER), "the approver was not told the click changed nothing"
         shown = card_text(h.last_card())
         assert "revision 2" in shown and "Approvals: 1" not in shown
@@ -181,7 +188,7 @@ async def test_an_edit_that_read_pending_before_an_approval_landed_changes_nothi
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
-        with before_next_write(h.bot.store, lambda: approval_lands(h, card)) as window:
+        with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             await submit_edit(h, REQUESTER, edit_view, parallel=8)  # reads `pending`, then approval
             await h.deliver()
         assert window.opened
@@ -197,7 +204,7 @@ async def test_two_edits_of_one_revision_keep_the_first(tmp_path: Path) -> None:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         late_view = await open_modal(h, ADMIN, card, "Edit")
         first_view = await open_modal(h, REQUESTER, card, "Edit")
-        with before_next_write(h.bot.store, lambda: edit_lands(h, REQUESTER, first_view, 8)) as window:
+        with before_write_after_read(h.bot.store, lambda: edit_lands(h, REQUESTER, first_view, 8)) as window:
             await submit_edit(h, ADMIN, late_view, parallel=6)  # both modals hold revision 1
             await h.deliver()
         assert window.opened
@@ -261,3 +268,62 @@ async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(tmp
         assert {lane.state for lane in ended} <= {LaneStatus.PASSED, LaneStatus.FAILED}
         assert {lane.attempt for lane in ended} == {1}
         assert len(kit.trial_dirs()) == len(ended)  # every lane ran once, by the holder
+
+
+async def test_a_lane_end_seen_twice_is_settled_and_counted_once(tmp_path: Path) -> None:
+    """Two watchers (or a watcher and a reconciliation) both saw the lane running and both settle its
+    end: the second moves nothing and counts nothing, even when it saw the same outcome."""
+    async with engine_kit(tmp_path) as kit:
+        run_id = await kit.approve(parallel=4)
+        now = kit.clock.now()
+        async with kit.store.write() as session:
+            first, second = (await runs.run_lanes(session, run_id))[:2]
+            claims = [LaneClaim(lane.id or 0, "home-0", f"{lane.id}.m") for lane in (first, second)]
+            assert await lanes.claim_lanes(session, claims, now=now, host=this_host()) == 2
+            assert await runs.mark_run_started(session, run_id, now)
+        async with kit.store.read() as session:
+            seen = await lanes.running_lanes(session)  # both settlers read this before either writes
+        passed = TrialOutcome(status=LaneStatus.PASSED, reward=1.0)
+        settled = []
+        for _ in range(2):
+            endings = [
+                decide(lane, RunState.RUNNING, passed, exit_code=0, now=now, config=kit.config)
+                for lane in seen
+            ]
+            async with kit.store.write() as session:
+                settled.append(await apply(session, endings, now, kit.config))
+        assert settled == [2, 0]
+        run = await kit.run(run_id)
+        assert run.attempts_done == 2
+        assert {lane.state for lane in await kit.lanes(run_id) if lane.id in {first.id, second.id}} == {
+            LaneStatus.PASSED
+        }
+
+
+async def test_an_expired_lease_seen_by_two_engines_is_taken_by_one(tmp_path: Path) -> None:
+    """Both read the same expired holder; the take is guarded on that holder, so the second fails."""
+    async with engine_kit(tmp_path) as kit:
+        assert (await kit.engine.lease.hold()).held
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
+        now = kit.clock.now()
+        async with kit.store.read() as session:
+            expired = await lease.get_lease(session)
+        assert expired is not None and expired.expires_at <= now
+        taken = []
+        for name in ("first", "second"):
+            claimant = Claimant(holder=f"{this_host()}:{name}", host=this_host(), pid=os.getpid())
+            async with kit.store.write() as session:
+                taken.append(
+                    await lease.take(
+                        session,
+                        claimant,
+                        now=now,
+                        ttl=timedelta(seconds=20),
+                        slots=4,
+                        expected_holder=expired.holder,
+                    )
+                )
+        assert taken == [True, False]
+        async with kit.store.read() as session:
+            holder = await lease.get_lease(session)
+        assert holder is not None and holder.holder == f"{this_host()}:first"

@@ -72,7 +72,7 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
     moved = await lanes.finish_lanes(
         session, [LaneEnd(e.lane.id or 0, e.outcome, e.exit_code) for e in finals], now=now
     )
-    settled = list(finals) if moved == len(finals) else await _still_final(session, finals)
+    settled = [ending for ending in finals if ending.lane.id in moved]
     for ending in endings:
         if ending.retry_at is not None and await lanes.requeue_lane(
             session, ending.lane.id or 0, not_before=ending.retry_at, reason=ending.retry_reason, infra=True
@@ -100,14 +100,6 @@ async def settle(
     """One lane alone; False when it was no longer running (someone settled it already)."""
     ending = decide(lane, run_state, outcome, exit_code=exit_code, now=now, config=config)
     return await apply(session, [ending], now, config) == 1
-
-
-async def _still_final(session: AsyncSession, finals: list[Ending]) -> list[Ending]:
-    """After a batch moved fewer rows than expected: the endings whose lane now shows their status."""
-    ids = {ending.lane.id for ending in finals}
-    rows = await session.execute(select(Lane.id, Lane.state).where(Lane.id.in_(ids)))
-    states = dict(rows.all())
-    return [ending for ending in finals if states.get(ending.lane.id) == ending.outcome.status]
 
 
 async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, config: EngineConfig) -> None:
