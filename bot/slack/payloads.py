@@ -11,6 +11,8 @@ from bot.domain.errors import UserInputError
 
 # `<row id>` or `<request id>:<revision>`; ASCII digits only (`str.isdigit` accepts `²`, which int() refuses).
 _VALUE = re.compile(r"([0-9]{1,12})(?::([0-9]{1,9}))?")
+# A row id in modal metadata: ASCII digits that fit a 64-bit integer.
+_ROW_ID = re.compile(r"[0-9]{1,18}")
 
 
 def decision_value(request_id: int, revision: int) -> str:
