@@ -21,12 +21,13 @@ def run_checks() -> list[str]:
         settings.load_config()
     except CsbBotError as exc:
         problems.append(str(exc))
-    problems += _check_checkout(settings)
+    problems += checkout_problems(settings)
     problems += _check_harbor(settings)
     return problems
 
 
-def _check_checkout(settings: Settings) -> list[str]:
+def checkout_problems(settings: Settings) -> list[str]:
+    """Why CSB_REPO is not a CSB checkout the bot can read; `serve` refuses to start on any of them."""
     repo = settings.resolved_repo()
     if not repo.is_dir():
         return [f"CSB_REPO {repo} is not a directory"]

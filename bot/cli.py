@@ -3,24 +3,50 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
 
-from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
-from bot.check import run_checks
+from bot.check import checkout_problems, run_checks
 from bot.domain.errors import InfraError
-from bot.playground.cli import run_playground
+from bot.listen import Listening, serve_forever
+from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
 from bot.server import build_web_app
-from bot.settings import load_settings
+from bot.settings import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT, load_settings
 from bot.wiring import build_bot
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(PROJECT_ROOT)
+
+
+_SERVE_ENV = f"""environment (relative default paths are taken from the project root):
+  SLACK_BOT_TOKEN       bot token, xoxb-... (required)
+  SLACK_SIGNING_SECRET  request signing secret (required)
+  SLACK_APP_TOKEN       app-level token, xapp-...; set: Socket Mode (default: unset, HTTP)
+  SLACK_API_URL         Web API base URL (default: https://slack.com/api/)
+  CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
+  CSB_DATABASE_URL      sqlite:///path (default: {_shown(DEFAULT_DATABASE)})
+  CSB_CONFIG            the bot's TOML file (default: {_shown(DEFAULT_CONFIG)})
+  CSB_HARBOR            Harbor executable (default: harbor on PATH)"""
+
+_PLAYGROUND_ENV = f"""environment (relative default paths are taken from the project root):
+  CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
+  CSB_DATABASE_URL      sqlite:///path (default: {_shown(PLAYGROUND_DATABASE)})
+  CSB_CONFIG            the bot's TOML file (default: {_shown(PLAYGROUND_CONFIG)})
+  CSB_HARBOR            Harbor executable (default: {_shown(EXAMPLE_HARBOR)})"""
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Option defaults shown, and the description and environment table kept as written."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,10 +66,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="csb-bot", description="Slack bot for paired CodeScaleBench runs.")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the bot (Socket Mode when SLACK_APP_TOKEN is set, else HTTP)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the bot (Socket Mode when SLACK_APP_TOKEN is set, else HTTP)",
+        description="Run the bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP with Slack requests at\n"
+        "POST /slack/events. Either way GET /healthz answers on --host:--port.",
+        epilog=_SERVE_ENV,
+        formatter_class=_Help,
+    )
     _host_port(serve)
     serve.set_defaults(func=_serve)
-    playground = sub.add_parser("playground", help="run the bot against a local Slack stand-in and its page")
+    playground = sub.add_parser(
+        "playground",
+        help="run the bot against a local Slack stand-in and its page",
+        description="Run the bot, a local Slack stand-in and its page (at /) on one port. It makes its own\n"
+        "Slack tokens: SLACK_* variables are ignored.",
+        epilog=_PLAYGROUND_ENV,
+        formatter_class=_Help,
+    )
     _host_port(playground)
     playground.set_defaults(func=_playground)
     check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
@@ -52,33 +92,42 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _host_port(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default=DEFAULT_HOST)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on")
 
 
 def _serve(args: argparse.Namespace) -> int:
     settings = load_settings()
+    problems = checkout_problems(settings)
+    if problems:
+        raise InfraError("; ".join(problems))
     bot = build_bot(settings)
-    web_app = build_web_app(bot)
-    if settings.slack_app_token is None:
-        web.run_app(web_app, host=args.host, port=args.port, print=_printer("csb-bot listening"))
-        return 0
-    return asyncio.run(
-        _serve_socket_mode(web_app, bot.app, settings.slack_app_token.get_secret_value(), args)
+    socket_mode = None
+    if settings.slack_app_token is not None:
+        socket_mode = partial(_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
+    mode = "HTTP" if socket_mode is None else "Socket Mode; HTTP for /healthz"
+    serve_forever(
+        build_web_app(bot),
+        args.host,
+        args.port,
+        bot.config.server,
+        ready=lambda listening: _announce(mode, listening, args.host),
+        alongside=socket_mode,
     )
-
-
-async def _serve_socket_mode(
-    web_app: web.Application, app: AsyncApp, app_token: str, args: argparse.Namespace
-) -> int:
-    runner = web.AppRunner(web_app)  # still serves /healthz and runs the timers
-    await runner.setup()
-    await web.TCPSite(runner, args.host, args.port).start()
-    try:
-        await AsyncSocketModeHandler(app, app_token).start_async()
-    finally:
-        await runner.cleanup()
     return 0
+
+
+async def _socket_mode(app: AsyncApp, app_token: str) -> None:
+    """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket."""
+    handler = AsyncSocketModeHandler(app, app_token)
+    try:
+        await handler.start_async()
+    finally:
+        await handler.close_async()
+
+
+def _announce(mode: str, listening: Listening, host: str) -> None:
+    print(f"csb-bot listening ({mode}): http://{host}:{listening.port}/", flush=True)
 
 
 def _playground(args: argparse.Namespace) -> int:
@@ -92,10 +141,3 @@ def _check(_args: argparse.Namespace) -> int:
     if not problems:
         print("✓ settings, config file and CSB checkout look fine")
     return 1 if problems else 0
-
-
-def _printer(prefix: str) -> Callable[[str], None]:
-    def _print(message: str) -> None:
-        print(f"{prefix}: {message}", flush=True)
-
-    return _print

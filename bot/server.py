@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 
 from bot.engine.scheduler import start_timers
+from bot.slack.intake import Intake
 from bot.wiring import Bot
 
 log = logging.getLogger(__name__)
 
 BOT_KEY = web.AppKey("bot", Bot)
+INTAKE_KEY = web.AppKey("intake", Intake)
 GATE_TICK_SECONDS = 30.0  # expiry and reminders are measured in minutes and hours
 
 
@@ -20,6 +22,7 @@ def build_web_app(bot: Bot, *, timers: bool = True) -> web.Application:
     """`timers=False` leaves ticking to the caller (tests call the tick functions themselves)."""
     web_app = web.Application()
     web_app[BOT_KEY] = bot
+    web_app[INTAKE_KEY] = Intake(bot.settings.slack_signing_secret.get_secret_value())
     web_app.router.add_post("/slack/events", _slack_events)
     web_app.router.add_get("/healthz", _healthz)
     web_app.cleanup_ctx.append(_lifecycle(bot, timers))
@@ -48,8 +51,11 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
 
 
 async def _slack_events(request: web.Request) -> web.Response:
-    bot = request.app[BOT_KEY]
-    response = await bot.app.async_dispatch(await to_bolt_request(request))
+    """Unsigned or malformed requests are answered by the intake; the rest go to Bolt's listeners."""
+    screened = await request.app[INTAKE_KEY].screen(request)
+    if isinstance(screened, web.Response):
+        return screened
+    response = await request.app[BOT_KEY].app.async_dispatch(screened)
     return await to_aiohttp_response(response)
 
 

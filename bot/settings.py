@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
@@ -17,6 +26,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
 DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "csb-bot.toml"
 DEFAULT_DATABASE = PROJECT_ROOT / ".csb-bot" / "csb-bot.db"
+_TOKENS = {"slack_bot_token", "slack_signing_secret", "slack_app_token"}
 
 
 class EngineConfig(BaseModel):
@@ -40,6 +50,8 @@ class EngineConfig(BaseModel):
     infra_pause_min_attempts: int = Field(default=6, ge=1)
     cancel_grace_sec: float = Field(default=30, ge=0)
     lease_ttl_sec: float = Field(default=20, gt=0)
+    # How long one of CSB's preflight scripts may take before it is stopped and the request told so.
+    preflight_timeout_sec: float = Field(default=60, gt=0)
 
 
 class NotifierConfig(BaseModel):
@@ -53,6 +65,16 @@ class NotifierConfig(BaseModel):
     post_interval_seconds: float = Field(default=1, ge=0)
 
 
+class ServerConfig(BaseModel):
+    """The HTTP server's limits: Slack sends a request in milliseconds, so slower clients are cut off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_connections: int = Field(default=256, ge=1)
+    header_timeout_sec: float = Field(default=15, gt=0)
+    body_timeout_sec: float = Field(default=15, gt=0)
+
+
 class BotConfig(BaseModel):
     """The `configs/csb-bot.toml` file."""
 
@@ -60,6 +82,7 @@ class BotConfig(BaseModel):
 
     engine: EngineConfig = EngineConfig()
     notifier: NotifierConfig = NotifierConfig()
+    server: ServerConfig = ServerConfig()
     policy: PolicyConfig = PolicyConfig()
 
 
@@ -75,18 +98,57 @@ class Settings(BaseSettings):
     csb_config: Path = DEFAULT_CONFIG
     csb_harbor: str = "harbor"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_missing(cls, data: Any) -> Any:
+        """`SLACK_BOT_TOKEN=` (say, an unfilled line of an env file) is reported as missing, not sent to
+        Slack; an empty SLACK_APP_TOKEN means HTTP mode, as when it is unset."""
+        if not isinstance(data, dict):
+            return data
+        return {
+            key: value
+            for key, value in data.items()
+            if not (key.lower() in _TOKENS and isinstance(value, str) and not value.strip())
+        }
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token_shape(cls, token: SecretStr) -> SecretStr:
+        if not token.get_secret_value().startswith("xoxb-"):
+            raise ValueError("a bot token starts with xoxb- (OAuth & Permissions, Bot User OAuth Token)")
+        return token
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token_shape(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None and not token.get_secret_value().startswith("xapp-"):
+            raise ValueError("an app-level token starts with xapp- (Basic Information, App-Level Tokens)")
+        return token
+
     @field_validator("csb_database_url")
     @classmethod
     def _sqlite_only(cls, url: str) -> str:
         """Claims and decisions rely on SQLite's write lock (BEGIN IMMEDIATE); another database would
-        need row locks the store does not take, so it is refused rather than half supported."""
+        need row locks the store does not take, so it is refused rather than half supported. Only the
+        default folder is created: a missing other one is more likely a typo than a wish."""
         try:
-            driver = make_url(url).drivername
+            parsed = make_url(url)
         except ArgumentError:
             raise ValueError("not a database URL; use sqlite:///path/to/file.db") from None
-        if driver not in ("sqlite", "sqlite+aiosqlite"):
-            raise ValueError(f"only SQLite is supported so far (sqlite:///path/to/file.db), not {driver}")
+        if parsed.drivername not in ("sqlite", "sqlite+aiosqlite"):
+            raise ValueError(
+                f"only SQLite is supported so far (sqlite:///path/to/file.db), not {parsed.drivername}"
+            )
+        if parsed.database not in (None, "", ":memory:"):
+            folder = Path(parsed.database).parent
+            if folder.resolve() != DEFAULT_DATABASE.parent and not folder.is_dir():
+                raise ValueError(f"the folder {folder} does not exist; create it or choose another path")
         return url
+
+    def secret_values(self) -> list[str]:
+        """Every secret setting's value, so text from outside (CSB's scripts) can be redacted."""
+        values = [getattr(self, name) for name in type(self).model_fields]
+        return [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
 
     def resolved_repo(self) -> Path:
         return _from_root(self.csb_repo)
@@ -101,32 +163,44 @@ class Settings(BaseSettings):
         return _from_root(self.csb_config)
 
     def load_config(self) -> BotConfig:
-        """Read the TOML file; a missing file means the defaults, a broken one is an InfraError."""
+        """Read the TOML file. Only the default file may be absent (then every knob has its default): a
+        CSB_CONFIG naming a missing file is a typo that would silently drop the policy."""
         path = self.resolved_config_path()
         if not path.exists():
-            return BotConfig()
+            if "csb_config" not in self.model_fields_set:
+                return BotConfig()
+            raise InfraError(f"CSB_CONFIG names {path}, which does not exist (unset it for the defaults)")
         try:
-            return BotConfig.model_validate(tomllib.loads(path.read_text()))
-        except (tomllib.TOMLDecodeError, ValidationError) as exc:
-            raise InfraError(f"config file {path} is invalid: {_first_line(exc)}") from exc
+            text = path.read_text()
+        except OSError as exc:
+            raise InfraError(f"CSB_CONFIG {path}: {exc.strerror or exc}") from None
+        try:
+            return BotConfig.model_validate(tomllib.loads(text))
+        except tomllib.TOMLDecodeError as exc:
+            raise InfraError(f"config file {path} is not valid TOML: {exc}") from None
+        except ValidationError as exc:
+            raise InfraError(f"config file {path} is invalid: {_config_errors(exc)}") from None
+
+
+def _config_errors(exc: ValidationError) -> str:
+    """Every error by its dotted key and message, never the value (pydantic's own text shows it)."""
+    return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'file'}: {err['msg']}" for err in exc.errors())
 
 
 def _from_root(path: Path) -> Path:
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def load_settings() -> Settings:
-    """Settings from the environment; a missing token becomes one readable line, not a traceback."""
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment (`overrides` win over it); a missing token becomes one readable
+    line, not a traceback."""
     try:
-        return Settings()  # type: ignore[call-arg]
+        return Settings(**overrides)
     except ValidationError as exc:
-        missing = [str(err["loc"][0]).upper() for err in exc.errors() if err["type"] == "missing"]
-        if missing:
-            raise InfraError(f"missing environment variable(s): {', '.join(missing)}") from exc
+        errors = exc.errors()
+        missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]
         # Each problem by variable name and message only: the value may hold a password or token.
-        problems = [f"{str(err['loc'][0]).upper()}: {err['msg']}" for err in exc.errors()]
-        raise InfraError(f"invalid settings: {'; '.join(problems)}") from exc
+        invalid = [f"{str(e['loc'][0]).upper()}: {e['msg']}" for e in errors if e["type"] != "missing"]
+        parts = [f"missing environment variable(s): {', '.join(missing)}"] if missing else []
+        parts += [f"invalid settings: {'; '.join(invalid)}"] if invalid else []
+        raise InfraError("; ".join(parts)) from None

@@ -11,12 +11,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock, SystemClock
+from bot.domain.redact import Redactor
 from bot.engine import Engine, LaunchConfig, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
+from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
@@ -24,6 +26,7 @@ from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
+from bot.slack.direct_reply import reply_now
 from bot.slack.directory import Directory
 from bot.slack.inflight import InFlight
 from bot.slack.listeners.run_control import RunControlClicks
@@ -46,9 +49,11 @@ class Bot:
         await self.store.create_tables()
 
     async def deliver_tick(self) -> None:
-        """The notifier's timer runs only in the process holding the engine lease: two bots never race."""
+        """The notifier's timer runs only in the process holding the engine lease: two bots never race.
+
+        It starts a round and returns: a call Slack is slow to answer must not hold the timer."""
         if self.engine.lease.held:
-            await self.notifier.deliver()
+            self.notifier.start_round()
 
     async def gate_tick(self) -> None:
         """Expire requests past their time and remind approvers; only in the lease holder, like the engine."""
@@ -58,6 +63,7 @@ class Bot:
 
     async def close(self) -> None:
         await self.engine.executor.wait_all()
+        await self.notifier.close()
         await self.store.close()
 
 
@@ -110,17 +116,24 @@ def build_bot(
         eager=eager_notifier,
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
     )
-    replies = ReplyService(store, clock)
-    checks = CheckRunner(repo, environ, daytona=launch.harbor_env.daytona)  # HARBOR_ENV or the setting
+    replies = ReplyService(store, clock, direct=reply_now)
+    checks = CheckRunner(
+        repo,
+        environ,
+        daytona=launch.harbor_env.daytona,  # HARBOR_ENV or the setting
+        redact=Redactor.from_env(environ, settings.secret_values()),
+        timeout_s=config.engine.preflight_timeout_sec,
+    )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
     directory = Directory(client, config.policy, clock)
-    queries = QueryService(store, catalog)
+    queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
     router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
-    decisions = DecisionHandler(approvals, requests, replies, directory, client)
+    replays = ReplayGuard(store, clock)
+    decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client)
+    clicks = RunControlClicks(control, replies, directory, client, replays)
     app = create_app(
         settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks
     )

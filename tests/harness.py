@@ -20,6 +20,7 @@ from bot.domain.clock import ManualClock
 from bot.playground import SlackDriver, SlackStandin
 from bot.server import build_web_app
 from bot.settings import Settings
+from bot.slack import create_client
 from bot.wiring import Bot, build_bot
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,9 +123,11 @@ async def running_bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness
     slack_url = str(slack_server.make_url("")).rstrip("/")
     standin.base_url = slack_url
     clock = ManualClock()
+    slack_timeout = overrides.pop("slack_timeout", None)  # seconds a Web API call may take
     settings = make_settings(tmp_path, repo, f"{slack_url}/api/", **overrides)
     environ = {**os.environ, "SOURCEGRAPH_ACCESS_TOKEN": "sgp_test_not_a_real_token"}
-    bot = build_bot(settings, clock=clock, environ=environ, eager_notifier=False)
+    client = create_client(settings, slack_timeout) if slack_timeout else None
+    bot = build_bot(settings, clock=clock, client=client, environ=environ, eager_notifier=False)
     bot_server = TestServer(build_web_app(bot, timers=False), host="127.0.0.1")
     await bot_server.start_server()
     bot_url = str(bot_server.make_url("/slack/events"))

@@ -199,7 +199,7 @@ def report_view() -> ReportView:
         PairOutcome(TASKS[2], "csb_sdlc_fix", lane(LaneStatus.FAILED, 0.0), lane(LaneStatus.ERRORED, None)),
     ]
     return ReportView(
-        7, "csb_sdlc_fix_haiku_20260102_030405_7", "Run #7 finished: csb_sdlc_fix", SPEC.params.model, pairs
+        7, "runs/staging/csb_sdlc_fix_haiku_20260102_030405_7", "csb_sdlc_fix", SPEC.params.model, pairs
     )
 
 
@@ -224,7 +224,7 @@ def test_pending_card_shows_the_five_parameters_and_the_decision_buttons() -> No
 
     assert page.labels[:2] == ["Approve", "Reject"]
     approve, reject = page.buttons[:2]
-    assert approve["data-bk-action-id"] == "approval.approve" and approve["data-bk-value"] == "7"
+    assert approve["data-bk-action-id"] == "approval.approve" and approve["data-bk-value"] == "7:1"
     assert "bk-button-primary" in approve["class"]
     assert reject["data-bk-action-id"] == "approval.reject" and "bk-button-danger" in reject["class"]
     assert approve["data-bk-block-id"] == reject["data-bk-block-id"] != ""
@@ -268,10 +268,10 @@ def test_running_card_shows_progress_counts_and_cancel() -> None:
 
 def test_report_lists_every_task_with_both_lanes() -> None:
     page = render(paired_report(report_view()).blocks)
-    assert "Run #7 finished: csb_sdlc_fix" in page.text
+    assert "Run #7 report: csb_sdlc_fix" in page.text
     assert "pagination-offset-fix-001 baseline failed 0.00 · MCP passed 1.00" in page.text
     assert "slugify-punctuation-fix-001 baseline passed 1.00 · MCP passed 1.00" in page.text
-    assert "config-merge-nested-fix-001 baseline failed 0.00 · MCP errored —" in page.text
+    assert "config-merge-nested-fix-001 baseline failed 0.00 · MCP errored (no reason recorded)" in page.text
     assert page.text.index("MCP-only wins") < page.text.index("Both lanes agree")
     for task in TASKS:
         assert f'<code class="bk-code">{task}</code>' in page.html
@@ -376,3 +376,11 @@ def test_nothing_unescaped_reaches_the_page() -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in page.html  # the header's plain text, shown as typed
     assert "click me" in page.text and "javascript:" not in page.html
     assert "[no_such_block block]" in page.text
+
+
+def test_a_hostile_reason_reads_as_typed_on_the_page_with_no_mention_and_no_link() -> None:
+    hostile = "<!channel> <https://x|Click here to approve>"
+    page = render(card(RequestState.REJECTED, decided_by=APPROVER, decided_at=DECIDED_AT, reason=hostile))
+    assert f"Rejected by @{USERS[APPROVER]}" in page.text and hostile in page.text
+    assert "bk-link" not in page.html
+    assert page.html.count("bk-mention") == 2  # the approver and the requester, nobody else

@@ -1,5 +1,5 @@
 """Golden files of the card for fixed inputs: pending with a blocking check, approved and queued,
-running, paused, voided before launch, finished. Rewrite them with
+running, paused, voided before launch, finished, a cancelled rerun. Rewrite them with
 `UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_card_golden.py` and review the diff."""
 
 from __future__ import annotations
@@ -80,6 +80,14 @@ VOIDED = RunCardView(
 )  # fmt: skip
 
 
+CANCELLED = RunCardView(
+    run_id=7, state="cancelled", pairs_done=1, pairs_total=3, lanes_running=0, lanes_queued=0,
+    lanes_cancelled=4, counts={"baseline": {LaneStatus.PASSED: 1}, "mcp": {LaneStatus.PASSED: 1}},
+    started_at=AT, finished_at=AT + timedelta(minutes=1), now=AT + timedelta(minutes=1),
+    stopped_by="U0ALICE", stop_reason="<!channel> wrong model & <https://x|click here>",
+)  # fmt: skip
+
+
 def approved(run: RunCardView) -> CardView:
     return CardView(
         request_id=7,
@@ -109,6 +117,19 @@ CASES = {
     ),
     "card_running.json": approved(run_card("running", 1)),
     "card_finished.json": approved(run_card("finished", 3)),
+    # A rerun, cancelled with a reason that tries to mention everyone: it reads as typed.
+    "card_rerun_cancelled.json": CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.APPROVED,
+        approvals=("U0BOB",),
+        decided_by="U0BOB",
+        decided_at=AT,
+        run=CANCELLED,
+        rerun_of="Rerun of #6: 2 failed, 1 errored lanes (3 tasks run again)",
+    ),
 }
 
 

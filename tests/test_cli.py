@@ -90,7 +90,7 @@ def free_port() -> int:
 
 def wait_for_health(url: str, proc: subprocess.Popen[str]) -> bytes:
     """Poll the child's health endpoint until it answers; the child's start-up is not a timer we own."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"bot exited early: {proc.communicate()}")
@@ -105,7 +105,7 @@ def wait_for_health(url: str, proc: subprocess.Popen[str]) -> bytes:
 @pytest.mark.slow
 def test_serve_answers_healthz_and_never_logs_the_token(tmp_path: Path) -> None:
     port = free_port()
-    env = bot_env(tmp_path)
+    env = bot_env(tmp_path, SLACK_APP_TOKEN="")  # empty as unset: HTTP, not Socket Mode
     proc = subprocess.Popen(
         [*CSB_BOT, "serve", "--port", str(port)],
         env=env,
@@ -120,6 +120,161 @@ def test_serve_answers_healthz_and_never_logs_the_token(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         output, _ = proc.communicate(timeout=30)
+    assert f"csb-bot listening (HTTP): http://127.0.0.1:{port}/" in output
     assert "xoxb-cli-test-secret-value" not in output
     assert "cli-test-signing-secret" not in output
     assert (tmp_path / "cli.db").exists()
+
+
+SECRETS = ("xoxb-cli-test-secret-value", "cli-test-signing-secret", "xapp-cli-test-secret-app", "hunter2")
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    """`serve` refused to start: exit 2, one line on stderr and no traceback, no secret echoed."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("csb-bot: ")
+    assert not any(secret in result.stdout + result.stderr for secret in SECRETS)
+    return line
+
+
+def check_problems(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """`check` found problems: exit 1, one ✗ line each, no secret echoed."""
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert not any(secret in result.stdout + result.stderr for secret in SECRETS)
+    return [line[2:] for line in result.stdout.strip().splitlines()]
+
+
+def test_missing_and_invalid_settings_are_reported_together(tmp_path: Path) -> None:
+    env = bot_env(tmp_path, SLACK_SIGNING_SECRET="", SLACK_APP_TOKEN="hunter2")
+    assert one_line_error(run(["serve", "--port", "1"], env, tmp_path)) == (
+        "csb-bot: missing environment variable(s): SLACK_SIGNING_SECRET; invalid settings: "
+        "SLACK_APP_TOKEN: Value error, an app-level token starts with xapp- "
+        "(Basic Information, App-Level Tokens)"
+    )
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_an_empty_token_or_secret_is_a_missing_one(tmp_path: Path, blank: str) -> None:
+    env = bot_env(tmp_path, SLACK_BOT_TOKEN=blank, SLACK_SIGNING_SECRET=blank)
+    expected = "missing environment variable(s): SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET"
+    assert one_line_error(run(["serve", "--port", "1"], env, tmp_path)) == f"csb-bot: {expected}"
+    assert check_problems(run(["check"], env, tmp_path)) == [expected]
+
+
+def test_tokens_of_the_wrong_kind_are_named_without_their_value(tmp_path: Path) -> None:
+    env = bot_env(tmp_path, SLACK_BOT_TOKEN="xoxp-hunter2", SLACK_APP_TOKEN="xoxb-hunter2")
+    line = one_line_error(run(["serve", "--port", "1"], env, tmp_path))
+    assert line.startswith("csb-bot: invalid settings: ")
+    assert "SLACK_BOT_TOKEN: Value error, a bot token starts with xoxb-" in line
+    assert "SLACK_APP_TOKEN: Value error, an app-level token starts with xapp-" in line
+    (problem,) = check_problems(run(["check"], env, tmp_path))
+    assert "xoxb-" in problem and "xapp-" in problem
+
+
+def test_csb_config_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    typo = tmp_path / "csb-bot.tmol"
+    env = bot_env(tmp_path, CSB_CONFIG=str(typo))
+    expected = f"CSB_CONFIG names {typo}, which does not exist (unset it for the defaults)"
+    assert one_line_error(run(["serve", "--port", "1"], env, tmp_path)) == f"csb-bot: {expected}"
+    assert check_problems(run(["check"], env, tmp_path)) == [expected]
+
+
+def test_every_invalid_value_of_the_config_file_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "csb-bot.toml"
+    config.write_text(
+        "[engine]\ntick_seconds = -1\nparalel = 4\n[server]\nmax_connections = 0\n"
+        '[policy.staging]\nmax_parallel = "sixty"\n'
+    )
+    env = bot_env(tmp_path, CSB_CONFIG=str(config))
+    line = one_line_error(run(["serve", "--port", "1"], env, tmp_path))
+    for named in (
+        "engine.tick_seconds: Input should be greater than 0",
+        "engine.paralel: Extra inputs are not permitted",
+        "server.max_connections: Input should be greater than or equal to 1",
+        "policy.staging.max_parallel: Input should be a valid integer",
+    ):
+        assert named in line
+    assert "sixty" not in line  # names, never values
+    (problem,) = check_problems(run(["check"], env, tmp_path))
+    assert problem == line.removeprefix("csb-bot: ")
+
+
+def test_serve_refuses_a_csb_repo_that_is_not_a_checkout_as_check_does(tmp_path: Path) -> None:
+    (tmp_path / "not-csb").mkdir()
+    env = bot_env(tmp_path, CSB_REPO=str(tmp_path / "not-csb"))
+    line = one_line_error(run(["serve", "--port", str(free_port())], env, tmp_path))
+    assert line.startswith(f"csb-bot: CSB checkout {tmp_path / 'not-csb'}: the CSB checkout has no task file")
+    assert not (tmp_path / "cli.db").exists()  # refused before anything started
+    assert check_problems(run(["check"], env, tmp_path))[0] == line.removeprefix("csb-bot: ")
+
+
+def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_line_error(run(["serve", "--port", str(port)], bot_env(tmp_path), tmp_path))
+    assert line == (
+        f"csb-bot: cannot listen on 127.0.0.1:{port}: the port is in use (another csb-bot?); "
+        "choose another with --port"
+    )
+
+
+@pytest.mark.parametrize("command", ["serve", "playground"])
+def test_a_database_folder_that_does_not_exist_is_an_error(tmp_path: Path, command: str) -> None:
+    env = bot_env(tmp_path, CSB_DATABASE_URL=f"sqlite:///{tmp_path / 'typo' / 'bot.db'}")
+    line = one_line_error(run([command, "--port", "1"], env, tmp_path))
+    assert line == (
+        f"csb-bot: invalid settings: CSB_DATABASE_URL: Value error, the folder {tmp_path / 'typo'} "
+        "does not exist; create it or choose another path"
+    )
+    assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize("command", ["serve", "playground"])
+def test_help_of_serve_and_playground_shows_the_defaults(tmp_path: Path, command: str) -> None:
+    result = run([command, "--help"], bot_env(tmp_path), tmp_path)
+    assert result.returncode == 0
+    assert "--host HOST  address to listen on (default: 127.0.0.1)" in result.stdout
+    assert "--port PORT  port to listen on (default: 3000)" in result.stdout
+    assert "CSB_REPO              the CSB checkout (default: configs/example-bench)" in result.stdout
+    assert "CSB_CONFIG" in result.stdout and "(default: configs/" in result.stdout
+
+
+def test_make_playground_passes_port_and_host_on(tmp_path: Path) -> None:
+    """`make playground PORT=3100 HOST=0.0.0.0` runs the playground there (dry run: nothing installed)."""
+    result = subprocess.run(
+        ["make", "-n", "-B", "playground", "PORT=3100", "HOST=0.0.0.0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == (
+        ".venv/bin/csb-bot playground --host 0.0.0.0 --port 3100"
+    )
+
+
+@pytest.mark.slow
+def test_playground_serves_on_the_port_it_is_given_with_its_own_tokens(tmp_path: Path) -> None:
+    port = free_port()
+    env = bot_env(tmp_path, SLACK_BOT_TOKEN="", SLACK_APP_TOKEN="not-a-token")  # the playground's own
+    env["CSB_DATABASE_URL"] = f"sqlite:///{tmp_path / 'playground.db'}"
+    proc = subprocess.Popen(
+        [*CSB_BOT, "playground", "--port", str(port)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert wait_for_health(f"http://127.0.0.1:{port}/healthz", proc) == b'{"ok": true}'
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+            assert b"csb" in page.read()
+    finally:
+        proc.terminate()
+        output, _ = proc.communicate(timeout=30)
+    assert f"open http://127.0.0.1:{port}/ in a browser" in output

@@ -16,6 +16,7 @@ from bot.domain.command_line import (
     SUBCOMMANDS,
     USAGE,
     CommandLine,
+    nearest,
     parse_command,
     parse_run_args,
 )
@@ -325,3 +326,14 @@ def test_fuzz_run_args_via_parse_command_match_direct_parse(text: str) -> None:
     command = parse_command("run " + text)
     assert command.name == "run"
     assert _outcome(lambda: parse_run_args(command.args)) == _outcome(lambda: parse_run_args(text.strip()))
+
+
+def test_did_you_mean_picks_the_nearest_flag_counting_a_swap_as_one_slip() -> None:
+    flags = ("--model", "--mode", "--suite", "--selection-file", "--parallel")
+    assert nearest("--modle", flags) == "--model"  # a swap, not `--mode` (one letter dropped)
+    assert nearest("--mode", flags) == "--mode"
+    assert nearest("--paralel", flags) == "--parallel"
+    assert nearest("--selection", flags) == "--selection-file"  # a unique beginning
+    assert nearest("--zzz", flags) is None
+    with pytest.raises(UserInputError, match="did you mean `--model`"):
+        parse_run_args("--modle x")

@@ -198,3 +198,16 @@ def test_task_copies_and_timed_out_but_scored_trials_count(repo: Path) -> None:
 )
 def test_task_names_are_normalised_as_csb_does(name: str, task: str) -> None:
     assert normalise_task_name(name) == task
+
+
+def test_a_hostile_result_or_manifest_is_skipped_not_fatal(repo: Path) -> None:
+    camel, django, etcd, postgres = DESIGN
+    deep = "[" * 100_000 + "]" * 100_000
+    spoiled = _trial(repo, "staging/a", "mcp-remote-direct", camel)
+    spoiled.write_text(f'{{"task_name": "{camel}", "x": {deep}}}')
+    infinite = _trial(repo, "staging/b", "mcp-remote-direct", django)
+    infinite.write_text(infinite.read_text().replace('"reward": 0.9429', '"reward": Infinity'))
+    _trial(repo, "staging/c", "mcp-remote-direct", etcd)
+    (repo / "runs/official/MANIFEST.json").parent.mkdir(parents=True, exist_ok=True)
+    (repo / "runs/official/MANIFEST.json").write_text(deep)
+    assert missing_counterparts(repo, _spec(repo, Mode.BASELINE_ONLY)) == [camel, django, postgres]

@@ -208,7 +208,7 @@ def test_missing_file_is_named_with_the_suite_files_that_exist(catalog: Catalog)
         ("[]", "is not a JSON object"),
         ('{"suite_id": "x"}', "has no `tasks` list"),
         ('{"tasks": [{"suite": "s"}]}', "task #1 has no `task_id`"),
-        ('{"tasks": [{"task_id": "t", "suite": "s", "task_dir": "../../etc"}]}', "task_dir outside"),
+        ('{"tasks": [{"task_id": "t", "suite": "s", "task_dir": "../../etc"}]}', "would leave benchmarks/"),
     ],
 )
 def test_malformed_files_are_user_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -245,3 +245,66 @@ def test_spec_hash_is_stable_and_follows_the_file_content(catalog: Catalog) -> N
 def test_unchanged_files_are_served_from_the_cache(catalog: Catalog) -> None:
     assert catalog.load(CGEN_PATH) is catalog.load(CGEN_PATH)
     assert catalog.load() is catalog.load(CANONICAL)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"task_id": "../../../victim", "suite": "s"},
+            r"task #2 has an unusable task_id '\.\./\.\./\.\./victim'",
+        ),
+        (
+            {"task_id": "a/b", "suite": "s"},
+            "task #2 has an unusable task_id 'a/b': it contains a path separator",
+        ),
+        ({"task_id": "..", "suite": "s"}, "task #2 has an unusable task_id '..': it contains `..`"),
+        ({"task_id": "/etc", "suite": "s"}, "task #2 has an unusable task_id '/etc'"),
+        ({"task_id": "a\x00b", "suite": "s"}, "NUL character"),
+        ({"task_id": "x" * 129, "suite": "s"}, "longer than 128 characters"),
+        (
+            {"task_id": "t", "suite": "s", "task_dir": "/etc/t"},
+            r"task #2 \(`t`\) has an unusable task_dir '/etc/t'",
+        ),
+        ({"task_id": "t", "suite": "s", "task_dir": "s/../../t"}, "would leave benchmarks/"),
+        ({"task_id": "t", "suite": "s", "task_dir": "s/t\x00"}, "NUL character"),
+        ({"task_id": "t", "suite": "s", "task_dir": "s/" + "t" * 600}, "longer than 512 characters"),
+        ({"task_id": "t", "suite": "../x"}, r"task #2 \(`t`\) has an unusable suite '\.\./x'"),
+        ({"task_id": "t", "suite": "a/b"}, "unusable suite 'a/b': it contains a path separator"),
+    ],
+)
+def test_a_hostile_entry_blocks_the_whole_file_and_is_named(
+    tmp_path: Path, entry: dict[str, str], message: str
+) -> None:
+    tasks = [{"task_id": "fine-task-001", "suite": "s"}, entry]
+    write_json(tmp_path, "benchmarks/suites/hostile.json", {"suites": {"s": 2}, "tasks": tasks})
+    with pytest.raises(UserInputError, match=message) as caught:
+        Catalog(tmp_path).resolve(RunParams(suite_file="benchmarks/suites/hostile.json"), 2)
+    assert "benchmarks/suites/hostile.json" in caught.value.message
+    assert len(caught.value.message) < 300
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "error", "message"),
+    [
+        (CANONICAL, '{"tasks": ' + "[" * 100_000 + "]" * 100_000 + "}", UserInputError, "nested too deeply"),
+        (CANONICAL, '{"tasks": [], "x": NaN}', UserInputError, "non-finite number NaN"),
+        ("configs/eval_matrix.json", "[" * 100_000 + "]" * 100_000, InfraError, "nested too deeply"),
+    ],
+)
+def test_a_hostile_task_file_or_eval_matrix_is_an_error_not_a_crash(
+    tmp_path: Path, rel: str, text: str, error: type[Exception], message: str
+) -> None:
+    repo = build_tree(tmp_path)
+    (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo / rel).write_text(text)
+    with pytest.raises(error, match=message):
+        Catalog(repo).resolve(RunParams(), 4)
+
+
+def test_a_task_file_past_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
+    repo = build_tree(tmp_path)
+    with (repo / CANONICAL).open("ab") as handle:
+        handle.truncate(33 * 1024 * 1024)  # sparse: cheap to make
+    with pytest.raises(UserInputError, match="is larger than 32 MiB"):
+        Catalog(repo).load(CANONICAL)

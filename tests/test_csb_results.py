@@ -12,6 +12,7 @@ import pytest
 from csb_tree import FIXTURES, fixture_json, put, write_json
 
 from bot.csb import find_trial_result, lane_outcome, read_log_tail, read_trial, trial_usage
+from bot.domain.classify import classify_trial
 from bot.domain.outcome import LaneStatus
 
 TASK = "ansible-abc-imports-fix-001"  # the task of result_trial_pass.json
@@ -109,7 +110,7 @@ def test_unreadable_result_is_errored(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     outcome = read_trial(path)
     assert outcome.status is LaneStatus.ERRORED and outcome.infra
-    assert outcome.reason is not None and outcome.reason.startswith("result.json unreadable: ")
+    assert outcome.reason is not None and outcome.reason.startswith("result_json_corrupt: result.json ")
 
 
 def test_lane_outcome_reads_the_trial(tmp_path: Path) -> None:
@@ -191,3 +192,32 @@ def test_read_log_tail(tmp_path: Path) -> None:
     tail = read_log_tail(log)
     assert len(tail.encode()) <= 4096
     assert tail.splitlines()[0] in lines and tail.splitlines()[-1] == lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "is nested too deeply to read"),
+        ('{"pad": "' + "x" * (4 * 1024 * 1024) + '"}', "is larger than 4 MiB"),
+        ('{"verifier_result": {"rewards": {"reward": Infinity}}}', "non-finite number Infinity"),
+        ('{"verifier_result": {"rewards": {"reward": NaN}}}', "non-finite number NaN"),
+        ('{"verifier_result": {"rewards": {"reward": 1e999}}}', "number 1e999, which is out of range"),
+    ],
+)
+def test_a_corrupt_result_is_errored_with_csbs_fingerprint(tmp_path: Path, text: str, why: str) -> None:
+    jobs = tmp_path / "jobs"
+    path = jobs / JOB / f"{TASK}__D9CcXfP" / "result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    outcome = _outcome(jobs, exit_code=0)
+    assert (outcome.status, outcome.infra, outcome.reward) == (LaneStatus.ERRORED, True, None)
+    assert outcome.exception_type == "result_json_corrupt"
+    assert outcome.reason is not None and outcome.reason.startswith("result_json_corrupt: result.json ")
+    assert why in outcome.reason
+    assert trial_usage(path) == {}
+
+
+@pytest.mark.parametrize("reward", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_reward_never_leaves_classification(reward: float) -> None:
+    outcome = classify_trial({"verifier_result": {"rewards": {"reward": reward}}})
+    assert outcome.reward is None

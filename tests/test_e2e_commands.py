@@ -85,7 +85,7 @@ async def test_selection_file_and_single_lane_modes_on_the_card(tmp_path: Path) 
         shown = card_text(card)
         assert "`full-only`" in shown and "`official`" in shown and "3 slots" in shown
         # No baseline results exist yet, so the pairing guard refuses the single-lane run.
-        assert "No clean counterpart result for 3 task(s)" in shown
+        assert "No clean counterpart result for 3 tasks" in shown
         assert labels(card) == ["Reject", "Edit"]
 
 
@@ -124,7 +124,7 @@ async def test_dry_run_shows_what_would_block_approval(tmp_path: Path) -> None:
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix --baseline-only --dry-run")
         await h.deliver()
         (reply,) = h.ephemeral_texts(REQUESTER)
-        assert "No clean counterpart result for 3 task(s)" in reply
+        assert "No clean counterpart result for 3 tasks" in reply
         assert "could not be approved" in reply
         assert row_count(tmp_path, "run_requests") == 0
 
@@ -184,4 +184,4 @@ async def test_accounts_says_when_csb_has_no_health_script_and_shows_its_verdict
         await h.deliver()
         reply = h.ephemeral_texts(REQUESTER)[-1]
         assert "not ok to launch" in reply and "Recommended parallel: 4" in reply
-        assert "`account2` token_low, 0 free slots (token<90m)" in reply
+        assert "`account2` token_low, 0 free slots (token&lt;90m)" in reply  # escaped: Slack shows `<`

@@ -40,6 +40,12 @@ def audit_actions(tmp_path: Path, request_id: int = 1) -> list[str]:
         return [row[0] for row in rows]
 
 
+def refusals(tmp_path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        rows = db.execute("select actor, reason from audit_events where action like 'refused %' order by id")
+        return [(row[0], row[1]) for row in rows]
+
+
 def runs_count(tmp_path: Path) -> int:
     with sqlite3.connect(tmp_path / "bot.db") as db:
         return int(db.execute("select count(*) from runs").fetchone()[0])
@@ -70,7 +76,14 @@ async def test_official_self_approval_and_outsiders_are_refused_naming_who_may(t
         assert "Approvals: 0 of 2 (none yet)" in card_text(card)  # no approval counted
         assert labels(card) == ["Approve", "Reject", "Edit"]
         assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested"]
+        assert audit_actions(tmp_path) == ["requested", "refused approve", "refused approve"]
+        assert refusals(tmp_path) == [
+            (
+                REQUESTER,
+                "you requested this official run, and the requester may not approve their own request",
+            ),
+            (OUTSIDER, f"only <@{APPROVER}>, <@{ADMIN}> or <@{REQUESTER}> may approve official runs"),
+        ]  # who, what and why; the outsider is not told the requester's rule
 
 
 LEADS_APPROVE_OFFICIAL = """
@@ -93,7 +106,7 @@ async def test_user_group_members_approve_others_are_told_the_group(tmp_path: Pa
         assert f"Approved* by <@{ADMIN}>" in card_text(card)
         assert runs_count(tmp_path) == 1
         assert h.standin.calls_to("usergroups.list")  # membership came from Slack, not the config
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+        assert audit_actions(tmp_path) == ["requested", "refused approve", "approval", "approved"]
 
 
 async def test_shipped_official_policy_fails_closed(tmp_path: Path) -> None:
@@ -118,7 +131,7 @@ async def test_two_of_three_approvals_then_launch(tmp_path: Path) -> None:
         assert f"Approved* by <@{APPROVER}>, <@{ADMIN}>" in card_text(card)
         assert labels(card) == ["Cancel"]
         assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path) == ["requested", "approval", "approval", "approved"]
+        assert audit_actions(tmp_path) == ["requested", "approval", "refused approve", "approval", "approved"]
 
 
 async def test_edit_makes_a_new_revision_and_voids_approvals(tmp_path: Path) -> None:
@@ -187,11 +200,11 @@ async def test_expired_request_says_expired_and_cannot_be_approved(tmp_path: Pat
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None
         assert "EXPIRED" in card_text(card) and labels(card) == []
-        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1:1")
         await h.deliver()
         assert "already expired" in h.ephemeral_texts(APPROVER)[-1]
         assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "expired"]
+        assert audit_actions(tmp_path) == ["requested", "expired", "refused approve"]
 
 
 async def test_reminder_goes_to_the_thread_once_per_interval(tmp_path: Path) -> None:
@@ -220,7 +233,7 @@ async def test_drifted_suite_file_voids_the_approval(tmp_path: Path) -> None:
         assert "changed since this was requested" in h.ephemeral_texts(APPROVER)[-1]
         assert "approvals are void" in card_text(card) and labels(card) == []
         assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "voided"]
+        assert audit_actions(tmp_path) == ["requested", "voided", "refused approve"]
 
 
 def lane_states(tmp_path: Path) -> list[str]:
@@ -273,7 +286,7 @@ async def test_single_lane_run_refused_without_counterparts_then_allowed_with_th
     async with running_bot(tmp_path) as h:
         card = await request_card(h, "run csb_sdlc_fix --baseline-only")
         shown = card_text(card)
-        assert "No clean counterpart result for 3 task(s)" in shown
+        assert "No clean counterpart result for 3 tasks" in shown
         for task in (
             "slugify-punctuation-fix-001",
             "pagination-offset-fix-001",
@@ -281,7 +294,7 @@ async def test_single_lane_run_refused_without_counterparts_then_allowed_with_th
         ):
             assert task in shown
         assert labels(card) == ["Reject", "Edit"]
-        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1:1")
         await h.deliver()
         assert "Approve is refused" in h.ephemeral_texts(APPROVER)[-1]
 
@@ -317,7 +330,7 @@ async def test_unauthorised_reject_and_edit_are_refused(tmp_path: Path) -> None:
         await reject_with_reason(h, ADMIN, card, "duplicate of another request")
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None and "duplicate of another request" in card_text(card)
-        assert audit_actions(tmp_path) == ["requested", "rejected"]
+        assert audit_actions(tmp_path) == ["requested", "refused edit", "refused reject", "rejected"]
 
 
 async def test_fifty_concurrent_approve_clicks_launch_once(tmp_path: Path) -> None:

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from engine_kit import engine_kit, make_accounts
+from sqlalchemy import update
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.accounts import AccountPicker, account_pool
 from bot.settings import EngineConfig
 from bot.store import lanes, queue
-from bot.store.models import Account, RunState
+from bot.store.models import Account, Run, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -123,3 +124,26 @@ async def test_eta_from_past_lane_durations(tmp_path: Path) -> None:
             assert figures.position == 1 and figures.start_eta_sec == 0
             assert figures.finish_eta_sec == pytest.approx(6 * 100 / 2)
             assert await lanes.count_running(session) == 0
+
+
+async def test_eta_only_from_comparable_lanes_same_suite_else_same_model(tmp_path: Path) -> None:
+    """Lanes of another suite and another model say nothing about this run: its ETA is unknown."""
+    async with engine_kit(tmp_path, global_slots=2) as kit:
+        done = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        kit.clock.advance(timedelta(seconds=100))
+        await kit.engine.executor.wait_all()
+        await kit.engine.tick()
+        assert (await kit.run(done)).state is RunState.FINISHED
+        stranger = await kit.approve("csb_sdlc_fix")
+        same_suite = await kit.approve("csb_org_onboarding")
+        same_model = await kit.approve("csb_sdlc_fix")
+        async with kit.store.write() as session:
+            await session.execute(
+                update(Run).where(Run.id.in_([stranger, same_suite])).values(model="openai/gpt-5")
+            )
+        async with kit.store.read() as session:
+            assert (await queue.queue_figures(session, stranger)).finish_eta_sec is None
+            for run_id in (same_suite, same_model):
+                figures = await queue.queue_figures(session, run_id)
+                assert figures.finish_eta_sec is not None and figures.finish_eta_sec > 0

@@ -179,3 +179,21 @@ async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Pat
         assert [executor.exit_code(lane_id) for lane_id in started] == [130, 130]
         logs = [path.read_text() for path in (kit.repo / "runs").rglob(f"{SLUG}.log")]
         assert len(logs) == 2 and all("interrupted by SIGINT" in log for log in logs)
+
+
+async def test_a_run_with_nothing_left_to_hold_back_finishes_instead_of_pausing(tmp_path: Path) -> None:
+    """With `retry_limit = 0` every failure is final: pausing would hold nothing back, and the thread
+    would say "paused, resume it" above a card that says Finished."""
+    # Slots for all six lanes, so none is ever queued: the run has nothing to hold back however the
+    # crashes fall into ticks (with four slots, four crashes settled in one tick pause the two queued).
+    async with engine_kit(
+        tmp_path, retry_limit=0, infra_pause_min_attempts=4, infra_pause_rate=0.5, global_slots=6
+    ) as kit:
+        kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await kit.engine.run_until_idle()
+        assert (await kit.run(run_id)).state is RunState.FINISHED
+        assert {lane.state for lane in await kit.lanes(run_id)} == {LaneStatus.ERRORED}
+        async with kit.store.read() as session:
+            notices = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
+        assert not [n for n in notices if "paused" in (n.text or "")]

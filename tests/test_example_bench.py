@@ -470,11 +470,11 @@ def test_script_hang_stops_on_signal(signum: signal.Signals, tmp_path: Path) -> 
         # Wait for the "hanging" line (its handlers are installed by then); EOF ends the loop too.
         assert any("hanging" in line for line in proc.stdout)
         proc.send_signal(signum)
-        assert proc.wait(timeout=5) == 130
+        assert proc.wait(timeout=RUN_TIMEOUT) == 130
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(timeout=5)
+            proc.wait(timeout=RUN_TIMEOUT)
         proc.stdout.close()
         proc.stderr.close()
     # As Harbor: the stopped trial still gets its result, with CancelledError, and the job its summary.

@@ -1,43 +1,243 @@
-"""The tree's dependency rule, checked by reading imports: domain/ uses nothing of the bot, and
-the engine never talks to Slack (the database is the only bus between them)."""
+"""The tree's dependency rule, checked by reading the source: dependencies point down, domain/ does no
+I/O, the engine never speaks Slack (the database is the only bus between them), and every import is
+absolute, so the rule reads each one by its full name.
+
+Every package and top-level module under bot/ is found on disk: a new one fails
+`test_every_part_of_the_tree_has_a_place` until it is given a place in `MAY_IMPORT`.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 BOT = Path(__file__).resolve().parents[1] / "bot"
+ANYTHING = None  # the composition root and the tools built on it may import every part
+
+# What each part of bot/ may import of the others (besides itself), lowest layer first.
+MAY_IMPORT: dict[str, frozenset[str] | None] = {
+    "domain": frozenset(),
+    "settings": frozenset({"domain"}),
+    "csb": frozenset({"domain"}),
+    "store": frozenset({"domain"}),
+    "check": frozenset({"domain", "csb", "settings"}),
+    "services": frozenset({"domain", "csb", "store", "settings"}),
+    "engine": frozenset({"domain", "csb", "store", "services", "settings"}),
+    "slack": frozenset({"domain", "csb", "store", "services", "settings"}),
+    "listen": frozenset({"domain", "settings"}),
+    "wiring": ANYTHING,
+    "server": ANYTHING,
+    "playground": ANYTHING,
+    "cli": ANYTHING,
+    "__main__": ANYTHING,
+    "__init__": frozenset(),
+}
+
+SLACK_MODULES = ("slack_sdk", "slack_bolt", "bot.slack")
+# Modules whose use is I/O: processes, databases, the network, the file system.
+IO_MODULES = (
+    "subprocess",
+    "asyncio.subprocess",
+    "sqlalchemy",
+    "sqlmodel",
+    "aiosqlite",
+    "aiohttp",
+    "socket",
+    "shutil",
+    "tempfile",
+    "glob",
+    "io",
+    "urllib",
+    "http",
+    "slack_sdk",
+    "slack_bolt",
+)
+OS_FILE_ACCESS = frozenset(
+    {
+        "open", "remove", "unlink", "listdir", "scandir", "walk", "stat", "lstat", "mkdir", "makedirs",
+        "rename", "replace", "rmdir", "removedirs", "chmod", "chown", "link", "symlink", "readlink",
+        "truncate", "fdopen", "popen", "system", "spawnl", "spawnv", "execv", "execve", "fork",
+        "exists", "isfile", "isdir", "islink", "getsize", "getmtime", "realpath", "access",
+    }
+)  # fmt: skip
+# Methods of pathlib.Path that touch the disk (pure path arithmetic stays allowed).
+PATH_IO = frozenset(
+    {
+        "read_text", "read_bytes", "write_text", "write_bytes", "exists", "is_file", "is_dir",
+        "is_symlink", "iterdir", "glob", "rglob", "mkdir", "unlink", "rmdir", "touch", "stat",
+        "lstat", "chmod", "resolve", "samefile", "readlink", "symlink_to", "hardlink_to", "owner",
+        "expanduser", "absolute", "open",
+    }
+)  # fmt: skip
+OPEN_CALLS = frozenset({"open", "io.open", "os.open", "builtins.open", "os.fdopen", "os.popen"})
 
 
-def imported_modules(package: str) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for path in sorted((BOT / package).rglob("*.py")):
-        names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                base = node.module if node.level == 0 else f"bot.{package}.{node.module}"
-                names.add(base)
-            elif isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-        found[str(path.relative_to(BOT))] = names
-    return found
+@dataclass(frozen=True)
+class Use:
+    """One import or call, as `file:line what`."""
+
+    file: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} {self.what}"
+
+
+def tree_parts() -> list[str]:
+    """Every package (a folder with `__init__.py`) and top-level module under bot/, read from disk."""
+    packages = [p.parent.name for p in BOT.glob("*/__init__.py")]
+    modules = [p.stem for p in BOT.glob("*.py")]
+    return sorted(packages + modules)
+
+
+def part_files(part: str) -> list[Path]:
+    folder = BOT / part
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [BOT / f"{part}.py"]
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`os.path.exists` for an attribute chain on a name; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def imports(source: str, file: str = "<source>") -> Iterator[Use]:
+    """Every module imported, by its full name (`from a import b` gives `a` and `a.b`)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Use(file, node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield Use(file, node.lineno, node.module)
+            for alias in node.names:
+                yield Use(file, node.lineno, f"{node.module}.{alias.name}")
+
+
+def relative_imports(source: str, file: str = "<source>") -> Iterator[Use]:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            yield Use(file, node.lineno, f"from {'.' * node.level}{node.module or ''} import ...")
+
+
+def slack_imports(source: str, file: str = "<source>") -> Iterator[Use]:
+    return (use for use in imports(source, file) if _within(use.what, SLACK_MODULES))
+
+
+def io_uses(source: str, file: str = "<source>") -> Iterator[Use]:
+    """I/O modules imported, `os` file access, `open(...)` and pathlib calls that touch the disk."""
+    for use in imports(source, file):
+        if _within(use.what, IO_MODULES) or _is_os_file_access(use.what):
+            yield use
+    for node in ast.walk(ast.parse(source)):  # called or only named (`read = path.read_text`)
+        if isinstance(node, ast.Attribute) and node.attr in PATH_IO:
+            yield Use(file, node.lineno, f"….{node.attr}")
+            continue
+        name = (_dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None) or ""
+        if name in OPEN_CALLS or _is_os_file_access(name) or name.startswith("asyncio.create_subprocess"):
+            yield Use(file, node.lineno, name)
+
+
+def _is_os_file_access(name: str) -> bool:
+    return name.startswith("os.") and name.rsplit(".", 1)[1] in OS_FILE_ACCESS
+
+
+def _within(module: str, names: tuple[str, ...]) -> bool:
+    return any(module == name or module.startswith(f"{name}.") for name in names)
+
+
+def _uses(part: str, find: Callable[[str, str], Iterator[Use]]) -> list[str]:
+    return [
+        str(use) for path in part_files(part) for use in find(path.read_text(), str(path.relative_to(BOT)))
+    ]
+
+
+# -- the tree ---------------------------------------------------------------------------------------
+
+
+def test_every_part_of_the_tree_has_a_place() -> None:
+    assert tree_parts() == sorted(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("part", tree_parts())
+def test_dependencies_point_down(part: str) -> None:
+    allowed = MAY_IMPORT.get(part, frozenset())
+    if allowed is ANYTHING:
+        return
+    parts = set(tree_parts()) - {part} - allowed
+    offenders = [
+        str(use)
+        for path in part_files(part)
+        for use in imports(path.read_text(), str(path.relative_to(BOT)))
+        if any(_within(use.what, (f"bot.{other}",)) for other in parts)
+    ]
+    assert offenders == [], f"bot/{part} may import only {sorted(allowed)} of bot/"
+
+
+@pytest.mark.parametrize("part", tree_parts())
+def test_imports_are_absolute(part: str) -> None:
+    assert _uses(part, relative_imports) == []
+
+
+def test_the_engine_never_speaks_slack() -> None:
+    assert _uses("engine", slack_imports) == []
+
+
+def test_domain_does_no_io() -> None:
+    assert _uses("domain", io_uses) == []
+
+
+# -- the checks catch what they claim ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("package", "forbidden"),
+    "source",
     [
-        ("domain", ("bot.csb", "bot.store", "bot.engine", "bot.slack", "bot.services", "bot.playground")),
-        ("csb", ("bot.store", "bot.engine", "bot.slack", "bot.services", "bot.playground")),
-        ("store", ("bot.engine", "bot.slack", "bot.services", "bot.playground")),
-        ("engine", ("bot.slack", "bot.playground")),
-        ("services", ("bot.slack", "bot.playground", "bot.engine")),
+        "import subprocess",
+        "from asyncio import subprocess",
+        "import asyncio.subprocess",
+        "from sqlalchemy import select",
+        "import aiohttp",
+        "from os import remove",
+        "import os\nos.listdir('.')",
+        "import os\nos.path.exists('x')",
+        "import asyncio\nasyncio.create_subprocess_exec('ls')",
+        "open('x').read()",
+        "from pathlib import Path\nPath('x').read_text()",
+        "def f(p):\n    return p.exists()",
+        "def f(p):\n    return p.read_text",
+        "reader = open",
     ],
 )
-def test_dependencies_point_down(package: str, forbidden: tuple[str, ...]) -> None:
-    offenders = {
-        file: sorted(name for name in names if name.startswith(forbidden))
-        for file, names in imported_modules(package).items()
-    }
-    assert {file: names for file, names in offenders.items() if names} == {}
+def test_io_in_domain_is_found(source: str) -> None:
+    assert list(io_uses(source)), source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\nos.environ.get('X')",
+        "from pathlib import PurePosixPath\nPurePosixPath('a') / 'b'",
+        "import json\njson.loads('{}')",
+        "'a'.replace('a', 'b')",
+    ],
+)
+def test_pure_code_is_not_flagged(source: str) -> None:
+    assert list(io_uses(source)) == [], source
+
+
+def test_relative_and_slack_imports_are_found() -> None:
+    assert [u.what for u in relative_imports("from . import a\nfrom ..b import c")] == [
+        "from . import ...",
+        "from ..b import ...",
+    ]
+    source = "from bot.slack.notifier import Notifier\nimport slack_sdk.models\nimport slacker"
+    assert [u.line for u in slack_imports(source)] == [1, 1, 2]

@@ -87,9 +87,7 @@ def test_playground_file_lists_its_admin_as_official_approver() -> None:
     assert config.policy.admins == ("U0CAROL",)
     assert may_approve(config.policy, OFFICIAL, CAROL, requester="U0ALICE").allowed
     refused = may_approve(config.policy, OFFICIAL, BOB, requester="U0ALICE")
-    assert refused.reason == (
-        "only <@U0CAROL> may approve official runs; the requester may not approve their own request"
-    )
+    assert refused.reason == "only <@U0CAROL> may approve official runs"  # no rule about requesters
     assert not may_approve(config.policy, OFFICIAL, CAROL, requester="U0CAROL").allowed
     shipped = BotConfig.model_validate(tomllib.loads((ROOT / "configs" / "csb-bot.toml").read_text()))
     assert config.engine == shipped.engine and config.notifier == shipped.notifier
@@ -109,10 +107,7 @@ def test_listed_approver_and_group_member_may_approve_official() -> None:
 def test_refusal_names_who_may_approve() -> None:
     verdict = may_approve(CONFIGURED, OFFICIAL, DAVE, requester="U0ALICE")
     assert not verdict.allowed
-    assert verdict.reason == (
-        "only <@U0BOB> or members of <!subteam^S0LEADS> may approve official runs; "
-        "the requester may not approve their own request"
-    )
+    assert verdict.reason == "only <@U0BOB> or members of <!subteam^S0LEADS> may approve official runs"
     with pytest.raises(PolicyError, match="only <@U0BOB>"):
         verdict.require()
 
@@ -167,10 +162,18 @@ def test_override_approver_must_also_be_an_approver() -> None:
 def test_self_approval_refused_when_anyone_may_approve_but_self_approval_is_off() -> None:
     policy = _policy(staging={"self_approval": False})
     verdict = may_approve(policy, STAGING, ALICE, requester="U0ALICE")
-    assert (
-        verdict.reason == "anyone may approve staging runs; the requester may not approve their own request"
+    assert verdict.reason == (
+        "you requested this staging run, and the requester may not approve their own request"
     )
     assert may_approve(policy, STAGING, BOB, requester="U0ALICE").allowed
+
+
+def test_an_editor_is_held_to_the_requester_rule_where_self_approval_is_off() -> None:
+    verdict = may_approve(CONFIGURED, OFFICIAL, BOB, requester="U0ALICE", editors={"U0BOB"})
+    assert not verdict.allowed
+    assert verdict.reason.startswith("you edited this official request, so you count as its requester")
+    assert may_approve(CONFIGURED, OFFICIAL, BOB, requester="U0ALICE", editors={"U0DAVE"}).allowed
+    assert may_approve(PolicyConfig(), STAGING, ALICE, requester="U0BOB", editors={"U0ALICE"}).allowed
 
 
 # --- requesting --------------------------------------------------------------------------------------------

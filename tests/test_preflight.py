@@ -82,11 +82,13 @@ def _spec(repo: Path, **params: Any) -> RunSpec:
     return Catalog(repo).resolve(RunParams(**params), default_parallel=4)
 
 
-def _preflight(
+async def _preflight(
     repo: Path, spec: RunSpec | None = None, *, daytona: bool = False, **kwargs: Any
 ) -> PreflightReport:
     spec = spec or _spec(repo)
-    return run_preflight(repo, spec, kwargs.pop("env", ENV), daytona=daytona, python=sys.executable, **kwargs)
+    return await run_preflight(
+        repo, spec, kwargs.pop("env", ENV), daytona=daytona, python=sys.executable, **kwargs
+    )
 
 
 def _finding(report: PreflightReport, check: PreflightCheck):
@@ -97,21 +99,22 @@ def _messages(report: PreflightReport) -> str:
     return "\n".join(finding.message for finding in report.findings)
 
 
-def test_clean_checkout_without_scripts_passes_and_says_what_it_skipped(repo: Path) -> None:
-    report = _preflight(repo, daytona=True)
+async def test_clean_checkout_without_scripts_passes_and_says_what_it_skipped(repo: Path) -> None:
+    report = await _preflight(repo, daytona=True)
     # On Daytona, CSB's harness runs nothing without its cost guard's preflight: that alone blocks.
     assert report.blocking_reasons == [f"{GUARD} not present: CSB launches nothing on Daytona without it"]
-    assert not _preflight(repo).blocking
+    assert not (await _preflight(repo)).blocking
     assert [f.check for f in report.findings] == list(PreflightCheck)
     suites = len({task["suite"] for task in fixture_json(SUITE_FIXTURE)["tasks"]})
     assert _finding(report, PreflightCheck.TASKS).message == f"{TASK_COUNT} tasks in {suites} suites"
-    assert _finding(report, PreflightCheck.ACCOUNT_HEALTH).message == f"{HEALTH} not present; skipped"
+    finding = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
+    assert finding.skipped and finding.message == f"{HEALTH} not present"  # shown as skipped, not ✅
     assert report.recommended_parallel is None
     assert TOKEN not in _messages(report)
 
 
-def test_missing_token_blocks_a_run_with_an_mcp_lane(repo: Path) -> None:
-    report = _preflight(repo, env={"HOME": "home"})
+async def test_missing_token_blocks_a_run_with_an_mcp_lane(repo: Path) -> None:
+    report = await _preflight(repo, env={"HOME": "home"})
     token = _finding(report, PreflightCheck.SOURCEGRAPH_TOKEN)
     assert report.blocking and token.blocking
     assert "SOURCEGRAPH_ACCESS_TOKEN is not set" in token.message
@@ -119,21 +122,21 @@ def test_missing_token_blocks_a_run_with_an_mcp_lane(repo: Path) -> None:
     assert report.blocking_reasons == [token.message]
 
 
-def test_blank_token_counts_as_missing(repo: Path) -> None:
-    report = _preflight(repo, env={"SOURCEGRAPH_ACCESS_TOKEN": "  "})
+async def test_blank_token_counts_as_missing(repo: Path) -> None:
+    report = await _preflight(repo, env={"SOURCEGRAPH_ACCESS_TOKEN": "  "})
     assert _finding(report, PreflightCheck.SOURCEGRAPH_TOKEN).blocking
 
 
-def test_baseline_only_needs_no_token(repo: Path) -> None:
+async def test_baseline_only_needs_no_token(repo: Path) -> None:
     spec = _spec(repo, mode=Mode.BASELINE_ONLY)
-    report = _preflight(repo, spec, env={})
+    report = await _preflight(repo, spec, env={})
     token = _finding(report, PreflightCheck.SOURCEGRAPH_TOKEN)
     assert token.ok and "not needed" in token.message
 
 
-def test_missing_task_folders_are_listed_up_to_ten(tmp_path: Path) -> None:
+async def test_missing_task_folders_are_listed_up_to_ten(tmp_path: Path) -> None:
     repo = build_tree(tmp_path, task_folders=False)
-    report = _preflight(repo)
+    report = await _preflight(repo)
     folders = _finding(report, PreflightCheck.TASK_FOLDERS)
     assert folders.blocking
     assert folders.message.startswith(f"{TASK_COUNT} task folders are missing: `benchmarks/tasks/")
@@ -141,44 +144,44 @@ def test_missing_task_folders_are_listed_up_to_ten(tmp_path: Path) -> None:
     assert folders.message.endswith(f"and {TASK_COUNT - 10} more")
 
 
-def test_one_missing_task_folder_is_named(repo: Path) -> None:
+async def test_one_missing_task_folder_is_named(repo: Path) -> None:
     spec = _spec(repo, suite="csb_sdlc_design")
     shutil.rmtree(repo / spec.tasks[0].path)
-    folders = _finding(_preflight(repo, spec), PreflightCheck.TASK_FOLDERS)
+    folders = _finding(await _preflight(repo, spec), PreflightCheck.TASK_FOLDERS)
     assert folders.message == f"1 task folder is missing: `{spec.tasks[0].path}`"
 
 
-def test_a_missing_dockerfile_variant_blocks_naming_each_task(repo: Path) -> None:
+async def test_a_missing_dockerfile_variant_blocks_naming_each_task(repo: Path) -> None:
     """As CSB's harness: the MCP lane of a direct config needs Dockerfile.sg_only, and artifact configs
     need their own variants and an instruction that expects a checkout."""
     spec = _spec(repo, suite="csb_sdlc_design")
     first, second = spec.tasks[0], spec.tasks[1]
     (repo / first.path / "environment" / "Dockerfile.sg_only").unlink()
-    finding = _finding(_preflight(repo, spec), PreflightCheck.DOCKERFILE_VARIANTS)
+    finding = _finding(await _preflight(repo, spec), PreflightCheck.DOCKERFILE_VARIANTS)
     assert finding.blocking
     assert finding.message.startswith(
         f"1 task(s) cannot run these lanes: `{first.task_id}` (no environment/Dockerfile.sg_only)"
     )
     baseline_only = _spec(repo, suite="csb_sdlc_design", mode=Mode.BASELINE_ONLY)
-    assert not _finding(_preflight(repo, baseline_only), PreflightCheck.DOCKERFILE_VARIANTS).blocking
+    assert not _finding(await _preflight(repo, baseline_only), PreflightCheck.DOCKERFILE_VARIANTS).blocking
 
     artifact = _spec(repo, suite="csb_sdlc_design", full_config="mcp-remote-artifact")
     (repo / second.path / "instruction.md").write_text("No local repositories are pre-checked out.\n")
-    message = _finding(_preflight(repo, artifact), PreflightCheck.DOCKERFILE_VARIANTS).message
+    message = _finding(await _preflight(repo, artifact), PreflightCheck.DOCKERFILE_VARIANTS).message
     variants = "no environment/Dockerfile.artifact_baseline"
     assert f"`{first.task_id}` ({variants}, no environment/Dockerfile.artifact_only)" in message
     assert f"`{second.task_id}` ({variants}, instruction.md says 'No local repositories" in message
 
 
-def test_no_tasks_blocks(repo: Path) -> None:
+async def test_no_tasks_blocks(repo: Path) -> None:
     spec = _spec(repo).model_copy(update={"tasks": ()})
-    tasks = _finding(_preflight(repo, spec), PreflightCheck.TASKS)
+    tasks = _finding(await _preflight(repo, spec), PreflightCheck.TASKS)
     assert tasks.blocking and tasks.message == f"no tasks selected from {CANONICAL}"
 
 
-def test_account_health_ready_gives_recommended_parallel(repo: Path) -> None:
+async def test_account_health_ready_gives_recommended_parallel(repo: Path) -> None:
     _script(repo, HEALTH, stdout=_health(ok=True, slots=12))
-    report = _preflight(repo)
+    report = await _preflight(repo)
     health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
     assert health.ok and health.message == "1 account(s) ready, 12 total slot(s) available"
     assert report.recommended_parallel == 12
@@ -189,9 +192,9 @@ def test_account_health_ready_gives_recommended_parallel(repo: Path) -> None:
     assert "SLACK_BOT_TOKEN" not in call["env"]
 
 
-def test_account_health_not_ok_blocks_with_its_reasons(repo: Path) -> None:
+async def test_account_health_not_ok_blocks_with_its_reasons(repo: Path) -> None:
     _script(repo, HEALTH, stdout=_health(ok=False), exit=1)
-    report = _preflight(repo)
+    report = await _preflight(repo)
     health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
     assert health.blocking
     assert health.message == (
@@ -200,9 +203,9 @@ def test_account_health_not_ok_blocks_with_its_reasons(repo: Path) -> None:
     assert report.recommended_parallel is None
 
 
-def test_account_health_ok_false_blocks_even_with_exit_zero(repo: Path) -> None:
+async def test_account_health_ok_false_blocks_even_with_exit_zero(repo: Path) -> None:
     _script(repo, HEALTH, stdout=_health(ok=False), exit=0)
-    assert _finding(_preflight(repo), PreflightCheck.ACCOUNT_HEALTH).blocking
+    assert _finding(await _preflight(repo), PreflightCheck.ACCOUNT_HEALTH).blocking
 
 
 @pytest.mark.parametrize(
@@ -217,36 +220,36 @@ def test_account_health_ok_false_blocks_even_with_exit_zero(repo: Path) -> None:
         ({"stdout": "", "exit": 2}, f"{HEALTH} failed (exit 2): no output"),
     ],
 )
-def test_account_health_breakage_blocks_with_a_readable_reason(
+async def test_account_health_breakage_blocks_with_a_readable_reason(
     repo: Path, plan: dict[str, Any], expected: str
 ) -> None:
     _script(repo, HEALTH, **plan)
-    health = _finding(_preflight(repo), PreflightCheck.ACCOUNT_HEALTH)
+    health = _finding(await _preflight(repo), PreflightCheck.ACCOUNT_HEALTH)
     assert health.blocking
     assert health.message == expected
     assert "Traceback" not in health.message
 
 
-def test_hung_script_and_its_children_are_stopped_and_block(repo: Path) -> None:
+async def test_hung_script_and_its_children_are_stopped_and_block(repo: Path) -> None:
     _script(repo, HEALTH, stdout=_health(), sleep=30, spawn=True)
     started = time.monotonic()
-    health = _finding(_preflight(repo, timeout_s=0.5), PreflightCheck.ACCOUNT_HEALTH)
+    health = _finding(await _preflight(repo, timeout_s=0.5), PreflightCheck.ACCOUNT_HEALTH)
     assert time.monotonic() - started < 10
-    assert health.blocking and health.message == f"{HEALTH} did not finish within 0.5 s"
+    assert health.blocking and health.message == f"{HEALTH} did not answer in 0.5 s; it was stopped"
 
 
-def test_missing_interpreter_blocks(repo: Path) -> None:
+async def test_missing_interpreter_blocks(repo: Path) -> None:
     _script(repo, HEALTH, stdout=_health())
-    report = run_preflight(repo, _spec(repo), ENV, daytona=False, python="no-such-python-3")
+    report = await run_preflight(repo, _spec(repo), ENV, daytona=False, python="no-such-python-3")
     health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
     assert health.blocking and health.message.startswith(f"cannot run {HEALTH} with `no-such-python-3`")
 
 
-def test_cost_guard_runs_only_on_daytona_with_the_spec_lanes(repo: Path) -> None:
+async def test_cost_guard_runs_only_on_daytona_with_the_spec_lanes(repo: Path) -> None:
     _script(repo, GUARD, stdout=_guard())
     spec = _spec(repo, suite="csb_sdlc_design", parallel=8)
-    assert all(f.check != PreflightCheck.DAYTONA_COST for f in _preflight(repo, spec).findings)
-    report = _preflight(repo, spec, daytona=True)
+    assert all(f.check != PreflightCheck.DAYTONA_COST for f in (await _preflight(repo, spec)).findings)
+    report = await _preflight(repo, spec, daytona=True)
     guard = _finding(report, PreflightCheck.DAYTONA_COST)
     assert guard.ok and guard.message == "Daytona launch estimate $12.50"
     assert _call(repo, GUARD)["argv"] == [
@@ -256,17 +259,17 @@ def test_cost_guard_runs_only_on_daytona_with_the_spec_lanes(repo: Path) -> None
     ]  # fmt: skip
 
 
-def test_cost_guard_exit_two_blocks_with_its_blockers(repo: Path) -> None:
+async def test_cost_guard_exit_two_blocks_with_its_blockers(repo: Path) -> None:
     blockers = ["Parallel tasks 120.00 exceeds block threshold 100.", "Active sandboxes 20.00 exceeds block."]
     _script(repo, GUARD, stdout=_guard(blockers=blockers), exit=2)
-    guard = _finding(_preflight(repo, daytona=True), PreflightCheck.DAYTONA_COST)
+    guard = _finding(await _preflight(repo, daytona=True), PreflightCheck.DAYTONA_COST)
     assert guard.blocking
     assert guard.message == "Daytona cost guard blocks: " + " ".join(blockers)
 
 
-def test_cost_guard_warnings_show_without_blocking(repo: Path) -> None:
+async def test_cost_guard_warnings_show_without_blocking(repo: Path) -> None:
     _script(repo, GUARD, stdout=_guard(warnings=["Launch estimate 25.00 exceeds warn threshold 20.0."]))
-    report = _preflight(repo, daytona=True)
+    report = await _preflight(repo, daytona=True)
     guard = _finding(report, PreflightCheck.DAYTONA_COST)
     assert not guard.ok and not guard.blocking and not report.blocking
     assert (
@@ -274,17 +277,17 @@ def test_cost_guard_warnings_show_without_blocking(repo: Path) -> None:
     )
 
 
-def test_cost_guard_crash_blocks(repo: Path) -> None:
+async def test_cost_guard_crash_blocks(repo: Path) -> None:
     _script(repo, GUARD, stdout="", stderr="DAYTONA_API_KEY not set and not found in .env.local.\n", exit=1)
-    guard = _finding(_preflight(repo, daytona=True), PreflightCheck.DAYTONA_COST)
+    guard = _finding(await _preflight(repo, daytona=True), PreflightCheck.DAYTONA_COST)
     assert guard.blocking
     assert guard.message == f"{GUARD} failed (exit 1): DAYTONA_API_KEY not set and not found in .env.local."
 
 
-def test_account_health_for_accounts_command(repo: Path) -> None:
-    assert account_health(repo, sys.executable, ENV) is None
+async def test_account_health_for_accounts_command(repo: Path) -> None:
+    assert await account_health(repo, sys.executable, ENV) is None
     _script(repo, HEALTH, stdout=_health(ok=True, slots=6))
-    health = account_health(repo, sys.executable, ENV)
+    health = await account_health(repo, sys.executable, ENV)
     assert isinstance(health, AccountHealth)
     assert health.ok_to_launch and health.recommended_parallel == 6
     assert [a.label for a in health.accounts] == ["account1", "account2"]

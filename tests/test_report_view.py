@@ -33,6 +33,11 @@ from bot.slack.views.report import (
 from bot.slack.views.report_csv import COLUMNS, report_csv
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+# What the bot records for lanes that end without a score (exception type and message, or what it saw).
+REASONS = {
+    LaneStatus.ERRORED: "RuntimeError: Daytona sandbox did not start",
+    LaneStatus.TIMEOUT: "no trial result after 1 h 00 min (limit 1 h 00 min); log: runs/x/task.log",
+}
 MODEL = "anthropic/claude-haiku-4-5-20251001"
 P, F, E = LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED
 # The suites of csb-v2-dual264 and their task counts (the fixture suite file's `suites`).
@@ -72,7 +77,7 @@ def _lane(
     status: LaneStatus, reward: float | None, tokens: tuple[int, int] | None = None, cost: float | None = None
 ):
     input_tokens, output_tokens = tokens if tokens else (None, None)
-    return LaneResult(status, reward, input_tokens, output_tokens, cost)
+    return LaneResult(status, reward, input_tokens, output_tokens, cost, REASONS.get(status))
 
 
 def _seven_task_view() -> ReportView:
@@ -113,7 +118,7 @@ def _seven_task_view() -> ReportView:
     ]
     return ReportView(
         run_id=42,
-        run_dir="csb_v2_dual264_haiku_20260301_101500_42",
+        output_dir="runs/official/csb_v2_dual264_haiku_20260301_101500_42",
         title="csb-v2-dual264 (3 suites)",
         model=MODEL,
         pairs=pairs,
@@ -144,7 +149,7 @@ def _dual264_view() -> ReportView:
             pairs.append(PairOutcome(task_id, suite, _random_lane(rng, 0.45), _random_lane(rng, 0.6)))
     return ReportView(
         run_id=7,
-        run_dir="csb_v2_dual264_sonnet_20260302_083000_7",
+        output_dir="runs/official/csb_v2_dual264_sonnet_20260302_083000_7",
         title="csb-v2-dual264",
         model="anthropic/claude-sonnet-4-6",
         pairs=pairs,
@@ -173,7 +178,7 @@ def _baseline_only_view() -> ReportView:
     ]
     return ReportView(
         run_id=9,
-        run_dir="csb_org_crossrepo_tracing_haiku_20260303_120000_9",
+        output_dir="runs/official/csb_org_crossrepo_tracing_haiku_20260303_120000_9",
         title="csb_org_crossrepo_tracing",
         model=MODEL,
         pairs=pairs,
@@ -303,8 +308,8 @@ def test_baseline_only_report_has_no_paired_statistics(reports) -> None:
     body = "\n".join(_texts([block.to_dict() for block in message.blocks]))
     assert "McNemar" not in body and "MCP " not in body.replace("no paired statistics", "")
     assert "Pass rate: baseline 2/3 (66.7 %)" in body
-    assert "`ccx-incident-034`  baseline timeout —" in body
-    assert message.text == "Run #9 report (csb_org_crossrepo_tracing): baseline 2/3 (66.7 %) passed"
+    assert "`ccx-incident-034`  baseline timeout (no trial result after 1 h 00 min" in body
+    assert message.text == "Run #9 finished (csb_org_crossrepo_tracing): baseline 2/3 (66.7 %) passed"
 
 
 def test_full_only_report_shows_the_mcp_lane() -> None:
@@ -313,7 +318,7 @@ def test_full_only_report_shows_the_mcp_lane() -> None:
     message = paired_report(view)
     body = "\n".join(_texts([block.to_dict() for block in message.blocks]))
     assert "`t1`  MCP passed 1.00" in body and "baseline queued" not in body
-    assert report_csv(view).splitlines()[1] == "t1,s,,,passed,1.0,,,,"
+    assert report_csv(view).splitlines()[1] == "t1,s,,,passed,1.0,,,,,,"
 
 
 @pytest.mark.parametrize(

@@ -182,6 +182,12 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.Monk
         assert "say why" in no_reason
         assert h.standin.views == {}
         assert await run_state(h) is RunState.RUNNING
+        refused = [event for event in audit(tmp_path) if event[0].startswith("refused")]
+        assert [(action, actor) for action, actor, _ in refused] == [
+            ("refused cancel or drain", OUTSIDER),  # the button
+            ("refused drain", OUTSIDER),  # the command
+        ]
+        assert all("may" in why for _, _, why in refused)  # why: who may
         await h.driver.slash_command(APPROVER, "cancel 1 approvers may")
         await h.deliver()
         await h.bot.engine.run_until_idle()
@@ -205,7 +211,7 @@ async def test_paused_run_is_resumed_by_command(tmp_path: Path, monkeypatch: pyt
             await h.deliver()
         refusal, stray, missing = h.ephemeral_texts()
         assert "may resume staging runs" in refusal and f"<@{APPROVER}>" in refusal
-        assert "unexpected `now`" in stray and "/csb resume <run>" in stray
+        assert "unexpected `now`" in stray and "/csb resume &lt;run&gt;" in stray  # escaped for Slack
         assert "which run?" in missing
         assert await run_state(h) is RunState.PAUSED
 

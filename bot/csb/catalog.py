@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.csb.configs import lane_plans, load_eval_matrix
+from bot.csb.json_file import MIB
 from bot.csb.task_file import TaskFile, parse_task_file
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.spec import RunParams, RunSpec, TaskRef
@@ -18,6 +19,7 @@ from bot.domain.spec import RunParams, RunSpec, TaskRef
 SUITES_DIR = "benchmarks/suites"
 CANONICAL_SUITE_FILE = f"{SUITES_DIR}/csb-v2-dual264.json"
 DEFAULT_SELECTION_FILE = "configs/selected_benchmark_tasks.json"
+TASK_FILE_SIZE_LIMIT = 32 * MIB  # the canonical suite file of 264 tasks is about 60 KiB
 
 _PATH_HINT = f"task files live in the CSB checkout, e.g. {SUITES_DIR}/<id>.json or configs/<name>.json"
 
@@ -111,9 +113,15 @@ class Catalog:
     @staticmethod
     def _read(path: Path, rel: str) -> bytes:
         try:
-            return path.read_bytes()
+            with path.open("rb") as handle:
+                raw = handle.read(TASK_FILE_SIZE_LIMIT + 1)
         except OSError as exc:
             raise InfraError(f"cannot read task file {rel}: {exc}") from exc
+        if len(raw) > TASK_FILE_SIZE_LIMIT:
+            raise UserInputError(
+                f"task file `{rel}` is larger than {TASK_FILE_SIZE_LIMIT // MIB} MiB", hint=_PATH_HINT
+            )
+        return raw
 
 
 def _select(task_file: TaskFile, suite: str | None) -> tuple[TaskRef, ...]:

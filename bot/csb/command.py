@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 AGENT_IMPORT_PATH = "agents.claude_baseline_agent:BaselineClaudeCodeAgent"
 DEFAULT_TIMEOUT_MULTIPLIER = 10
@@ -34,6 +35,28 @@ class HarborEnv:
     @property
     def daytona(self) -> bool:
         return self.name == DAYTONA
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
+
+    repo: Path
+    harbor: str
+    base_env: Mapping[str, str]
+    timeout_multiplier: int
+    daytona: bool
+
+    @property
+    def harbor_env(self) -> HarborEnv:
+        """`HARBOR_ENV` from the bot's environment as the harness reads it (the `daytona` setting implies
+        it), with Daytona's memory and storage overrides."""
+        name = self.base_env.get("HARBOR_ENV", "") or ("daytona" if self.daytona else "")
+        return HarborEnv(
+            name=name,
+            memory_mb=self.base_env.get("DAYTONA_OVERRIDE_MEMORY", ""),
+            storage_mb=self.base_env.get("DAYTONA_OVERRIDE_STORAGE", ""),
+        )
 
 
 def model_short(model: str) -> str:

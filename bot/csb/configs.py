@@ -6,15 +6,16 @@ CSB's harness speaks composite names (`mcp-remote-direct`); `configs/eval_matrix
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.spec import LanePlan, LaneRole, Mode
 
 EVAL_MATRIX_PATH = "configs/eval_matrix.json"
+EVAL_MATRIX_SIZE_LIMIT = 4 * MIB
 
 BASELINE_DIRECT = "baseline-local-direct"
 BASELINE_ARTIFACT = "baseline-local-artifact"
@@ -46,11 +47,13 @@ def load_eval_matrix(repo: Path) -> dict[str, Any] | None:
     """The checkout's config registry, or None when it has none (older checkouts)."""
     path = repo / EVAL_MATRIX_PATH
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, EVAL_MATRIX_SIZE_LIMIT)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
         raise InfraError(f"cannot read {EVAL_MATRIX_PATH}: {exc}") from exc
+    except UnreadableJson as exc:
+        raise InfraError(f"{EVAL_MATRIX_PATH} {exc}") from exc
     if not isinstance(data, dict):
         raise InfraError(f"{EVAL_MATRIX_PATH} is not a JSON object")
     return data

@@ -9,7 +9,6 @@ so a checkout with thousands of results stays quick. Blocking I/O; callers run i
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -18,11 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from bot.csb.configs import MCP_TYPES, lane_plans, load_eval_matrix
+from bot.csb.json_file import MIB, UnreadableJson, read_json
+from bot.csb.results import RESULT_SIZE_LIMIT
 from bot.domain.classify import classify_trial
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import Mode, RunSpec
 
 MANIFEST_PATH = "runs/official/MANIFEST.json"
+MANIFEST_SIZE_LIMIT = 64 * MIB  # every official run's tasks: large, but not without bound
 RESULT_CATEGORIES = ("staging", "official")
 
 log = logging.getLogger(__name__)
@@ -91,7 +93,7 @@ def missing_counterparts(repo: Path, spec: RunSpec) -> list[str]:
 
 def _from_manifest(path: Path, lane_names: frozenset[str], model: str, wanted: set[str]) -> set[str]:
     """Tasks with a passed/failed entry in a run of this lane and model (`runs["<suite>/<lane>"]`)."""
-    data = _read_json(path)
+    data = _read_json(path, MANIFEST_SIZE_LIMIT)
     runs = data.get("runs") if data else None
     if not isinstance(runs, dict):
         return set()
@@ -197,12 +199,12 @@ def _short(name: str) -> str:
     return name[:_HARBOR_NAME_LIMIT].rstrip("_-")
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _read_json(path: Path, limit: int = RESULT_SIZE_LIMIT) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_bytes())
+        data = read_json(path, limit)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnreadableJson) as exc:
         log.warning("counterparts: skipping unreadable %s: %s", path, exc)
         return None
     return data if isinstance(data, dict) else None

@@ -1,14 +1,19 @@
 """Checks run before an approval card is posted and again at approval: can this spec launch right now?
 
-Blocking I/O and child processes (CSB's own preflight scripts, when the checkout has them); callers run it in
-a thread. A script that crashes, hangs or prints something other than JSON blocks with a readable reason
-rather than a traceback: an unjudged launch is not a safe one.
+CSB's own preflight scripts (when the checkout has them) run as asyncio child processes with a time
+limit, so a script that hangs holds up only the request that waits for it, never the event loop nor the
+worker threads everyone else shares; folder checks run in a worker thread. A script that crashes, hangs
+or prints something other than JSON blocks with a readable reason rather than a traceback: an unjudged
+launch is not a safe one. Everything a script prints passes through the redactor before it is parsed,
+so no secret of the bot's environment reaches a card, a reply or the database.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -20,17 +25,23 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.catalog import Catalog
+from bot.csb.paths import inside
 from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
+from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
+
+log = logging.getLogger(__name__)
 
 ACCOUNT_HEALTH_SCRIPT = "scripts/infra/account_health.py"
 ACCOUNT_HEALTH_STATE = "runs/state/account_health.json"
 COST_GUARD_SCRIPT = "scripts/infra/daytona_cost_guard.py"
 TOKEN_VARIABLE = "SOURCEGRAPH_ACCESS_TOKEN"
 
+DEFAULT_TIMEOUT_S = 60.0
 _LIST_LIMIT = 10
 _OUTPUT_LIMIT = 300
+_REAP_S = 5.0  # after SIGKILL, how long to wait for the process to be gone before letting it be
 
 
 class PreflightCheck(StrEnum):
@@ -51,6 +62,7 @@ class Finding(BaseModel):
     ok: bool
     blocking: bool
     message: str
+    skipped: bool = False  # the check did not run: shown as skipped, never as passed
 
 
 class PreflightReport(BaseModel):
@@ -97,26 +109,38 @@ class AccountHealth(BaseModel):
         ]
 
 
-def run_preflight(
+async def run_preflight(
     repo: Path,
     spec: RunSpec,
     env: Mapping[str, str],
     *,
     daytona: bool,
     python: str = "python3",
-    timeout_s: float = 60,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    redact: Redactor | None = None,
 ) -> PreflightReport:
-    """Every check, in the order the card lists them; scripts run with cwd the checkout."""
-    findings = [_tasks(spec), _task_folders(repo, spec), _variants(repo, spec), _token(spec, env)]
-    health_finding, recommended = _account_health_finding(repo, env, python, timeout_s)
+    """Every check, in the order the card lists them; scripts run with cwd the checkout.
+
+    `redact` defaults to the secrets named in `env`; the bot adds its own secret settings.
+    """
+    redact = redact or Redactor.from_env(env)
+    folders = await asyncio.to_thread(_task_folders, repo, spec)
+    variants = await asyncio.to_thread(_variants, repo, spec)
+    findings = [_tasks(spec), folders, variants, _token(spec, env)]
+    health_finding, recommended = await _account_health_finding(repo, env, python, timeout_s, redact)
     findings.append(health_finding)
     if daytona:
-        findings.append(_cost_guard(repo, spec, env, python, timeout_s))
-    return PreflightReport(findings=tuple(findings), recommended_parallel=recommended)
+        findings.append(await _cost_guard(repo, spec, env, python, timeout_s, redact))
+    safe = tuple(finding.model_copy(update={"message": redact(finding.message)}) for finding in findings)
+    return PreflightReport(findings=safe, recommended_parallel=recommended)
 
 
-def account_health(
-    repo: Path, python: str = "python3", env: Mapping[str, str] | None = None, timeout_s: float = 60
+async def account_health(
+    repo: Path,
+    python: str = "python3",
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    redact: Redactor | None = None,
 ) -> AccountHealth | None:
     """CSB's account verdict, or None when the checkout has no account_health.py (nothing to judge with).
 
@@ -124,9 +148,11 @@ def account_health(
     """
     if not (repo / ACCOUNT_HEALTH_SCRIPT).is_file():
         return None
+    env = env if env is not None else os.environ
+    redact = redact or Redactor.from_env(env)
     argv = [python, ACCOUNT_HEALTH_SCRIPT, "preflight", "--format", "json"]
     argv += ["--state-file", ACCOUNT_HEALTH_STATE]
-    code, out, err = _run_script(repo, argv, env if env is not None else os.environ, timeout_s)
+    code, out, err = await _run_script(repo, argv, env, timeout_s, redact)
     if code not in (0, 1):
         raise InfraError(f"{ACCOUNT_HEALTH_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
     data = _json_object(ACCOUNT_HEALTH_SCRIPT, out, err)
@@ -134,9 +160,11 @@ def account_health(
     recommended = data.get("recommended_parallel_jobs")
     return AccountHealth(
         ok_to_launch=ok,
-        summary=str(data.get("summary") or ("accounts ready" if ok else "no account is ready")),
+        summary=redact(str(data.get("summary") or ("accounts ready" if ok else "no account is ready"))),
         recommended_parallel=recommended if _is_count(recommended) and recommended > 0 else None,
-        accounts=tuple(_account(entry) for entry in _list(data.get("accounts")) if isinstance(entry, dict)),
+        accounts=tuple(
+            _account(entry, redact) for entry in _list(data.get("accounts")) if isinstance(entry, dict)
+        ),
     )
 
 
@@ -150,6 +178,10 @@ def _tasks(spec: RunSpec) -> Finding:
 
 
 def _task_folders(repo: Path, spec: RunSpec) -> Finding:
+    outside = [task.path for task in spec.tasks if not _stays_in(repo, task.path)]
+    if outside:  # a symlink out of the checkout: its files would be copied and run as a task's
+        shown = ", ".join(f"`{path}`" for path in outside[:_LIST_LIMIT])
+        return _block(PreflightCheck.TASK_FOLDERS, f"task folders lead outside the CSB checkout: {shown}")
     missing = Catalog(repo).missing_task_folders(spec)
     if not missing:
         return _ok(PreflightCheck.TASK_FOLDERS, "every task folder is present")
@@ -179,12 +211,20 @@ def _variants(repo: Path, spec: RunSpec) -> Finding:
     )
 
 
+def _stays_in(repo: Path, task_path: str) -> bool:
+    try:
+        inside(repo, repo / task_path)
+    except InfraError:
+        return False
+    return True
+
+
 def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
     """The MCP lane's credentials, by its BASELINE_MCP_TYPE as CSB's harness checks them: Augment's
     session or API token and URL, a GitHub token, else the Sourcegraph token."""
     mcp_lanes = [lane for lane in spec.lanes if lane.mcp_type != "none"]
     if not mcp_lanes:
-        return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
+        return _skipped(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
     lane = mcp_lanes[0]
     options = _credential_options(lane.mcp_type)
     present = next((option for option in options if all(env.get(name, "").strip() for name in option)), None)
@@ -206,16 +246,16 @@ def _credential_options(mcp_type: str) -> list[tuple[str, ...]]:
     return [(TOKEN_VARIABLE,)]
 
 
-def _account_health_finding(
-    repo: Path, env: Mapping[str, str], python: str, timeout_s: float
+async def _account_health_finding(
+    repo: Path, env: Mapping[str, str], python: str, timeout_s: float, redact: Redactor
 ) -> tuple[Finding, int | None]:
     check = PreflightCheck.ACCOUNT_HEALTH
     try:
-        health = account_health(repo, python, env, timeout_s)
+        health = await account_health(repo, python, env, timeout_s, redact)
     except InfraError as exc:
         return _block(check, str(exc)), None
     if health is None:
-        return _ok(check, f"{ACCOUNT_HEALTH_SCRIPT} not present; skipped"), None
+        return _skipped(check, f"{ACCOUNT_HEALTH_SCRIPT} not present"), None
     if not health.ok_to_launch:
         problems = "; ".join(health.problems())
         detail = f" ({problems})" if problems else ""
@@ -223,7 +263,9 @@ def _account_health_finding(
     return _ok(check, health.summary), health.recommended_parallel
 
 
-def _cost_guard(repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float) -> Finding:
+async def _cost_guard(
+    repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float, redact: Redactor
+) -> Finding:
     check = PreflightCheck.DAYTONA_COST
     if not (repo / COST_GUARD_SCRIPT).is_file():  # CSB's harness cannot run its preflight either: blocked
         return _block(check, f"{COST_GUARD_SCRIPT} not present: CSB launches nothing on Daytona without it")
@@ -235,7 +277,7 @@ def _cost_guard(repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, 
     # A bot slot is one Harbor process (one sandbox); passing slots, not pairs, errs on the side of blocking.
     argv += ["--parallel-tasks", str(spec.parallel), "--json"]
     try:
-        code, out, err = _run_script(repo, argv, env, timeout_s)
+        code, out, err = await _run_script(repo, argv, env, timeout_s, redact)
         if code not in (0, 2):
             raise InfraError(f"{COST_GUARD_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
         data = _json_object(COST_GUARD_SCRIPT, out, err)
@@ -260,15 +302,18 @@ def _estimate(data: Mapping[str, Any]) -> str:
     return "Daytona cost guard passed"
 
 
-def _run_script(
-    repo: Path, argv: Sequence[str], env: Mapping[str, str], timeout_s: float
+async def _run_script(
+    repo: Path, argv: Sequence[str], env: Mapping[str, str], timeout_s: float, redact: Redactor
 ) -> tuple[int, str, str]:
-    """Run one CSB script in its own process group, so a timeout also ends whatever it started."""
+    """Run one CSB script in its own process group, so a timeout also ends whatever it started.
+
+    Its output is redacted here, before anything parses, stores or shows it.
+    """
     child_env = {key: value for key, value in env.items() if not key.startswith("SLACK_")}
     script = argv[1]
     try:
-        process = subprocess.Popen(
-            list(argv),
+        process = await asyncio.create_subprocess_exec(
+            *argv,
             cwd=repo,
             env=child_env,
             stdin=subprocess.DEVNULL,
@@ -279,17 +324,25 @@ def _run_script(
     except OSError as exc:
         raise InfraError(f"cannot run {script} with `{argv[0]}`: {exc.strerror or exc}") from exc
     try:
-        out, err = process.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        _kill_group(process)
-        process.communicate()
-        raise InfraError(f"{script} did not finish within {timeout_s:g} s") from exc
-    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        out, err = await asyncio.wait_for(process.communicate(), timeout_s)
+    except TimeoutError:
+        await _stop(process, script)
+        raise InfraError(f"{script} did not answer in {timeout_s:g} s; it was stopped") from None
+    except asyncio.CancelledError:
+        await _stop(process, script)  # the request was abandoned: its script must not linger
+        raise
+    code = process.returncode if process.returncode is not None else -1
+    return code, redact(out.decode("utf-8", "replace")), redact(err.decode("utf-8", "replace"))
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+async def _stop(process: asyncio.subprocess.Process, script: str) -> None:
+    """SIGKILL the script's process group, then wait a little for it to be gone (pipes closed)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+    try:
+        await asyncio.wait_for(process.wait(), _REAP_S)
+    except TimeoutError:
+        log.warning("%s (pid %s) was killed but a child still holds its output open", script, process.pid)
 
 
 def _json_object(script: str, out: str, err: str) -> dict[str, Any]:
@@ -303,13 +356,13 @@ def _json_object(script: str, out: str, err: str) -> dict[str, Any]:
     return data
 
 
-def _account(entry: Mapping[str, Any]) -> AccountStatus:
+def _account(entry: Mapping[str, Any], redact: Redactor) -> AccountStatus:
     slots = entry.get("available_slots")
     return AccountStatus(
-        label=str(entry.get("label") or entry.get("home") or "account"),
-        status=str(entry.get("status") or "unknown"),
+        label=redact(str(entry.get("label") or entry.get("home") or "account")),
+        status=redact(str(entry.get("status") or "unknown")),
         available_slots=slots if _is_count(slots) else 0,
-        reasons=tuple(str(reason) for reason in _list(entry.get("reasons"))),
+        reasons=tuple(redact(str(reason)) for reason in _list(entry.get("reasons"))),
     )
 
 
@@ -336,6 +389,10 @@ def _is_number(value: Any) -> bool:
 
 def _ok(check: PreflightCheck, message: str) -> Finding:
     return Finding(check=check, ok=True, blocking=False, message=message)
+
+
+def _skipped(check: PreflightCheck, why: str) -> Finding:
+    return Finding(check=check, ok=True, blocking=False, message=why, skipped=True)
 
 
 def _block(check: PreflightCheck, message: str) -> Finding:

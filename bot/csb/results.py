@@ -7,18 +7,21 @@ to 32 characters plus `__<id>` (Harbor's rule). Next to the trial folders sits a
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
 RESULT_FILE = "result.json"
 LOG_TAIL_BYTES = 4096
+# Harbor's trial result is a few kilobytes; anything past this cap is not one, and is never read whole.
+RESULT_SIZE_LIMIT = 4 * MIB
+CORRUPT = "result_json_corrupt"  # CSB's fingerprint id for an unreadable result (severity infra)
 
 _HARBOR_NAME_LIMIT = 32
 _TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")  # a trial folder: nothing below it is another trial
@@ -48,7 +51,10 @@ def read_trial(path: Path) -> TrialOutcome:
     data, problem = _load(path)
     if data is None:
         return TrialOutcome(
-            status=LaneStatus.ERRORED, reason=f"result.json unreadable: {problem}", infra=True
+            status=LaneStatus.ERRORED,
+            exception_type=CORRUPT,
+            reason=f"{CORRUPT}: {path.name} {problem}",
+            infra=True,
         )
     return classify_trial(data)
 
@@ -165,12 +171,15 @@ def _infra_from_log(outcome: TrialOutcome, log_path: Path | None) -> TrialOutcom
 
 
 def _load(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """The file as a JSON object, or None and why not, in words that finish "result.json …"."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = read_json(path, RESULT_SIZE_LIMIT)
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    except UnreadableJson as exc:
         return None, str(exc)
     if not isinstance(data, dict):
-        return None, "not a JSON object"
+        return None, "is not a JSON object"
     return data, ""
 
 

@@ -92,7 +92,8 @@ def lane_task_path(repo: Path, task_path: str, role: LaneRole | str, config: str
 
 def remove_copy(copy: Path) -> None:
     """Remove a lane's task copy; only folders named as copies are ever removed."""
-    if copy.name.startswith(("mcp_", "bl_")) and copy.is_dir():
+    named_as_copy = copy.name.startswith(("mcp_", "bl_")) and copy.resolve().parent == copy.parent.resolve()
+    if named_as_copy and copy.is_dir():
         shutil.rmtree(copy, ignore_errors=True)
 
 

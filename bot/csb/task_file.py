@@ -8,7 +8,6 @@ refs located in the checkout, so nothing downstream knows which shape it came fr
 from __future__ import annotations
 
 import hashlib
-import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -16,10 +15,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.csb.json_file import UnreadableJson, parse_json
 from bot.domain.errors import UserInputError
 from bot.domain.spec import TaskRef
 
 Shape = Literal["suite", "selection"]
+
+TASK_ID_LIMIT = 128  # CSB's ids are under 80 characters; one is a folder name, so it is kept short
+TASK_DIR_LIMIT = 512
+_SHOWN_LIMIT = 80
+_ENTRY_HINT = "fix that entry of the task file, or choose another with --suite-file"
 
 # Where a task's suite key lives, in order of preference, per shape.
 _SUITE_FIELDS: Mapping[Shape, tuple[str, ...]] = {
@@ -72,9 +77,9 @@ def task_folder(repo: Path, task_dir: str) -> str:
 
 def _decode(rel_path: str, raw: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"`{rel_path}` is not valid JSON: {exc}") from exc
+        data = parse_json(raw)
+    except UnreadableJson as exc:
+        raise UserInputError(f"`{rel_path}` {exc}") from exc
     if not isinstance(data, dict):
         raise UserInputError(f"`{rel_path}` is not a JSON object; it is not a CSB suite or selection file")
     return data
@@ -85,12 +90,26 @@ def _task_ref(repo: Path, rel_path: str, index: int, entry: Any, shape: Shape) -
     task_id = entry.get("task_id") if isinstance(entry, dict) else None
     if not isinstance(task_id, str) or not task_id:
         raise UserInputError(f"`{rel_path}`: task #{index + 1} has no `task_id`")
+    where = f"`{rel_path}`: task #{index + 1}"
+    problem = task_id_problem(task_id)
+    if problem:
+        raise UserInputError(
+            f"{where} has an unusable task_id {_shown(task_id)}: {problem}", hint=_ENTRY_HINT
+        )
     suite = next((entry[key] for key in _SUITE_FIELDS[shape] if isinstance(entry.get(key), str)), "")
     if not suite:
         return None
+    problem = task_id_problem(suite)  # a suite key names the run's folder, as an id names the lane's
+    if problem:
+        raise UserInputError(
+            f"{where} (`{task_id}`) has an unusable suite {_shown(suite)}: {problem}", hint=_ENTRY_HINT
+        )
     task_dir = entry.get("task_dir") or f"{suite}/{task_id}"
-    if not isinstance(task_dir, str) or not _is_inside(task_dir):
-        raise UserInputError(f"`{rel_path}`: task `{task_id}` has a task_dir outside benchmarks/: {task_dir}")
+    problem = task_dir_problem(task_dir) if isinstance(task_dir, str) else "it is not a string"
+    if problem:
+        raise UserInputError(
+            f"{where} (`{task_id}`) has an unusable task_dir {_shown(task_dir)}: {problem}", hint=_ENTRY_HINT
+        )
     folder = task_folder(repo, task_dir)
     data = _task_toml(repo / folder)
     return TaskRef(
@@ -106,9 +125,44 @@ HARBOR_DEFAULT_SEC = 600  # Harbor's default build, agent and verifier timeouts
 HARBOR_AGENT_SETUP_SEC = 360  # Harbor's fixed agent setup timeout
 
 
-def _is_inside(task_dir: str) -> bool:
+def task_id_problem(task_id: str) -> str | None:
+    """Why `task_id` (or a suite key) cannot name a folder of its own: both do (logs, task copies,
+    retried attempts, run folders)."""
+    if len(task_id) > TASK_ID_LIMIT:
+        return f"longer than {TASK_ID_LIMIT} characters"
+    if task_id in (".", "..") or ".." in task_id:
+        return "it contains `..`"
+    if any(char in task_id for char in "/\\"):
+        return "it contains a path separator"
+    return _control_problem(task_id)
+
+
+def task_dir_problem(task_dir: str) -> str | None:
+    """Why `task_dir` is not a folder under benchmarks/ of the checkout."""
+    if len(task_dir) > TASK_DIR_LIMIT:
+        return f"longer than {TASK_DIR_LIMIT} characters"
     path = PurePosixPath(task_dir)
-    return not path.is_absolute() and ".." not in path.parts and "\\" not in task_dir
+    if path.is_absolute():
+        return "it is an absolute path; give it relative to benchmarks/"
+    if ".." in path.parts:
+        return "it contains `..` and would leave benchmarks/"
+    if "\\" in task_dir:
+        return "it contains a backslash"
+    return _control_problem(task_dir)
+
+
+def _control_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "it contains a NUL character"
+    if any(ord(char) < 32 or ord(char) == 127 for char in text):
+        return "it contains a control character"
+    return None
+
+
+def _shown(value: str) -> str:
+    """The bad value as it can be shown: quoted with escapes, and cut when long."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 1] + "…"
 
 
 def _task_toml(folder: Path) -> dict[str, Any] | None:
@@ -156,6 +210,6 @@ def _suite_counts(data: Mapping[str, Any], shape: Shape, tasks: tuple[TaskRef, .
     declared = data.get("suites") if shape == "suite" else None
     if not isinstance(declared, dict):
         return dict(sorted(counts.items()))
-    keys = [key for key in declared if isinstance(key, str)]
+    keys = [key for key in declared if isinstance(key, str) and task_id_problem(key) is None]
     keys += sorted(key for key in counts if key not in declared)
     return {key: counts.get(key, 0) for key in keys}

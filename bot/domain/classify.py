@@ -13,6 +13,7 @@ Infra precedence, decided once here:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from datetime import timedelta
@@ -93,12 +94,9 @@ def trial_reward(data: Mapping[str, Any]) -> float | None:
     value = rewards.get("reward")
     if value is None:
         value = rewards.get("score")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None  # `inf` or `nan` must never reach the statistics
+    return float(value)
 
 
 def classify_missing(

@@ -8,7 +8,6 @@ config name exists is decided later against the CSB checkout.
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 import types
@@ -20,8 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import UserInputError
-from .spec import Mode, RunParams
+from bot.domain.errors import UserInputError
+from bot.domain.limits import RUN_NUMBER_DIGITS
+from bot.domain.spec import FIELD_CHARS, Mode, RunParams
 
 SUBCOMMANDS: tuple[str, ...] = (
     "run",
@@ -43,7 +43,7 @@ _DASH_RUN = re.compile(r"(?<!\S)[-\u2014\u2013]*[\u2014\u2013][-\u2014\u2013]*")
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 _ODD_SPACE = re.compile(r"[^\S\n\t\r ]")
 _DIGITS = re.compile(r"[0-9]+")
-_MAX_DIGITS = 9  # int() refuses very long digit strings; no sane slot count is this long
+_MAX_DIGITS = RUN_NUMBER_DIGITS  # int() refuses very long digit strings; no sane count is this long
 _BARE = "the bare suite key"
 _SHOWN_CHARS = 40  # echoed user text is cut so an error reply stays far below Slack's limits
 
@@ -198,7 +198,8 @@ def value_kind(field: str, max_parallel: int | None = None) -> str:
         if max_parallel is not None:
             return f"a whole number from {low} to {max_parallel}"
         return f"a whole number, {low} or more"
-    return "text"
+    limit = FIELD_CHARS.get(field)
+    return f"text of at most {limit} characters" if limit else "text"
 
 
 def default_text(field: str) -> str:
@@ -254,7 +255,7 @@ def _next_value(tokens: list[str], i: int, spelling: str, flag: Flag, max_parall
 
 def _missing(spelling: str, flag: Flag, max_parallel: int | None) -> UserInputError:
     kind = value_kind(flag.field, max_parallel)
-    tail = "" if kind == "text" else f", {kind}"
+    tail = "" if kind.startswith("text") else f", {kind}"
     return _error(f"`{spelling}` needs a value: `{spelling} {flag.metavar}`{tail}")
 
 
@@ -276,6 +277,7 @@ def _convert(flag: Flag, spelling: str, raw: str, max_parallel: int | None) -> A
         if number < _lower_bound(flag.field) or (max_parallel is not None and number > max_parallel):
             raise _error(bad)
         return number
+    _check_length(f"`{spelling}`", flag.field, raw)
     return raw
 
 
@@ -283,7 +285,14 @@ def _bare_key(token: str) -> str:
     if token == "":
         raise _error(f"{_BARE} is empty; drop the empty quotes")
     _reject_invisible(_BARE, token)
+    _check_length(_BARE, POSITIONAL_FIELD, token)
     return token
+
+
+def _check_length(what: str, field: str, value: str) -> None:
+    limit = FIELD_CHARS.get(field)
+    if limit is not None and len(value) > limit:
+        raise _error(f"{what} is {len(value):,} characters long; the limit is {limit}")
 
 
 def _reject_invisible(what: str, value: str) -> None:
@@ -330,8 +339,36 @@ def _label(field: str) -> str:
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    close = nearest(word, choices)
+    return f"; did you mean `{close}`?" if close else ""
+
+
+def nearest(word: str, choices: tuple[str, ...]) -> str | None:
+    """The choice fewest typing slips away (a swapped pair of letters is one slip, so `--modle` is
+    `--model`, not `--mode`); ties go to the choice of the same length. None when nothing is close."""
+    if not choices:
+        return None
+    scored = [(_slips(word, choice), abs(len(choice) - len(word)), choice) for choice in choices]
+    slips, _, best = min(scored)
+    if slips <= max(1, len(word.lstrip("-")) // 3):
+        return best
+    started = [choice for choice in choices if choice.startswith(word) and len(word.lstrip("-")) >= 3]
+    return started[0] if len(started) == 1 else None  # `--selection` for `--selection-file`
+
+
+def _slips(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[len(b)]
 
 
 def _listing(names: tuple[str, ...]) -> str:

@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .command_line import POSITIONAL_FIELD, RUN_FLAGS, SUBCOMMANDS, USAGE, Flag, default_text, value_kind
-from .spec import RunParams
+from bot.domain.command_line import (
+    POSITIONAL_FIELD,
+    RUN_FLAGS,
+    SUBCOMMANDS,
+    USAGE,
+    Flag,
+    default_text,
+    value_kind,
+)
+from bot.domain.limits import REASON_CHARS
+from bot.domain.mrkdwn import clip, escape
+from bot.domain.spec import RunParams
 
 SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
 RUN_EXAMPLE = "/csb run csb_sdlc_fix --model anthropic/claude-sonnet-4-6 --parallel 8"
@@ -19,7 +29,10 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "help": "`/csb help [run]` — this list, or the flags of `run`",
     "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
     "status": "`/csb status [run]` — queued and running runs, or one run's progress",
-    "cancel": "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes)",
+    "cancel": (
+        "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes); "
+        f"the reason, at most {REASON_CHARS} characters, is recorded"
+    ),
     "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
     "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
@@ -30,7 +43,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
 def help_overview(available: Collection[str] = SUBCOMMANDS) -> str:
     """One line per subcommand this deployment serves, in the order `SUBCOMMANDS` lists them."""
     shown = [name for name in SUBCOMMANDS if name in available]
-    lines = ["*CodeScaleBench bot*", *(f"• {_SUBCOMMAND_LINES[name]}" for name in shown)]
+    # Escaped: Slack would take `<run>` for a link, even in backticks.
+    lines = ["*CodeScaleBench bot*", *(f"• {escape(_SUBCOMMAND_LINES[name])}" for name in shown)]
     lines.append("`/csb help run` for the flags.")
     return "\n".join(lines)
 
@@ -39,7 +53,7 @@ def run_help(defaults_note: str | None = None) -> str:
     """The flags of `/csb run`; `defaults_note` adds what this deployment allows (suites, configs, bounds)."""
     lines = [
         "*`/csb run`*: nothing starts until someone approves the card.",
-        f"`{USAGE}`",
+        f"`{escape(USAGE)}`",
         *(_field_line(field) for field in RunParams.model_fields),
         "`--flag=value` works too; `—flag` (Slack's dash) counts as `--flag`. Quote paths with spaces.",
         f"Example: `{RUN_EXAMPLE}`",
@@ -47,7 +61,7 @@ def run_help(defaults_note: str | None = None) -> str:
     text = "\n".join(lines)
     if defaults_note:
         room = SLACK_SECTION_LIMIT - len(text) - 1
-        note = defaults_note if len(defaults_note) <= room else defaults_note[: room - 1] + "…"
+        note = clip(defaults_note, room)
         text = f"{text}\n{note}"
     return text
 

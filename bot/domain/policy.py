@@ -177,18 +177,31 @@ def may_approve(
     requester: str,
     already_approved_by: Iterable[str] = (),
     unpaired_override: bool = False,
+    editors: Iterable[str] = (),
 ) -> Verdict:
-    """Whether this click counts as one more approval; the caller counts them against `approvals_needed`."""
+    """Whether this click counts as one more approval; the caller counts them against `approvals_needed`.
+
+    Whoever edited the request shaped what would run, so `editors` are held to the requester's rule:
+    where self-approval is off, one person cannot edit someone's request and then approve it alone.
+    """
     rules = policy.for_category(category)
     if rules.approvers.is_empty:
         return _deny(
             f"no one is listed as an approver for {category} runs, so it cannot be approved: "
             f"{_ask_admins(policy)} to add approvers in {POLICY_FILE}"
         )
-    own = actor.user_id == requester
     approver = _role(rules.approvers, actor)
-    if not approver or (own and not rules.self_approval):
+    if not approver:
         return _deny(_approvers_line(rules, category))
+    if not rules.self_approval and actor.user_id == requester:
+        return _deny(
+            f"you requested this {category} run, and the requester may not approve their own request"
+        )
+    if not rules.self_approval and actor.user_id in set(editors):
+        return _deny(
+            f"you edited this {category} request, so you count as its requester, and the requester may not "
+            "approve their own request"
+        )
     if actor.user_id in set(already_approved_by):
         return _deny(
             f"you have already approved this request; it needs {rules.approvals_required} approvals "
@@ -223,6 +236,19 @@ def may_control(
     if policy.admins:
         who.append(f"admins ({_join([_user(u) for u in policy.admins])})")
     return _deny(f"only {_join(who)} may {action} {category} runs")
+
+
+def may_see(
+    policy: PolicyConfig, category: Category, actor: Actor, requester: str, in_its_channel: bool
+) -> bool:
+    """A run's parameters and audit trail: in its own channel, or to its requester, the people listed
+    as its approvers and the admins. `anyone` approvers do not count here: outside the channel they
+    could never see the card, so they do not see its details either (the channel may be private)."""
+    if in_its_channel or actor.user_id == requester or actor.user_id in policy.admins:
+        return True
+    rules = policy.for_category(category)
+    listed = (rules.approvers, rules.effective_override_approvers)
+    return any(_membership(rule.users, rule.usergroups, actor) for rule in listed)
 
 
 def approvals_needed(policy: PolicyConfig, category: Category) -> int:
@@ -279,10 +305,7 @@ def _override_refusal(
 def _approvers_line(rules: CategoryPolicy, category: Category) -> str:
     approvers = rules.approvers
     who = "anyone" if approvers.anyone else f"only {_people(approvers.users, approvers.usergroups)}"
-    line = f"{who} may approve {category} runs"
-    if not rules.self_approval:
-        line += "; the requester may not approve their own request"
-    return line
+    return f"{who} may approve {category} runs"
 
 
 def _role(approvers: Approvers, actor: Actor) -> str:

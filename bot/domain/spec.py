@@ -12,6 +12,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.domain.limits import MODEL_CHARS, NAME_CHARS, PATH_CHARS
+
 DEFAULT_MODEL = "anthropic/claude-haiku-4-5-20251001"
 DEFAULT_FULL_CONFIG = "mcp-remote-direct"
 
@@ -81,6 +83,17 @@ class RunParams(BaseModel):
     @property
     def task_file(self) -> str | None:
         return self.suite_file or self.selection_file
+
+
+# Checked where text enters (the `/csb run` parser, the Edit modal), not when a stored spec is read
+# back: a row written before a limit existed must still render, pin and report.
+FIELD_CHARS: dict[str, int] = {
+    "model": MODEL_CHARS,
+    "suite": NAME_CHARS,
+    "suite_file": PATH_CHARS,
+    "selection_file": PATH_CHARS,
+    "full_config": NAME_CHARS,
+}
 
 
 class TaskRef(BaseModel):

@@ -29,6 +29,7 @@ class LaneResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    reason: str | None = None  # why an errored or timed-out lane ended so (exception, Harbor's exit)
 
     @property
     def scored(self) -> bool:

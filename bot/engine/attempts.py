@@ -8,10 +8,14 @@ its log must not colour the retry's classification. They are kept, next to the l
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
+
+from bot.csb.json_file import read_json
+from bot.csb.paths import lane_path
+from bot.csb.results import RESULT_SIZE_LIMIT
+from bot.domain.errors import InfraError
 
 RETRIED_DIR = "retried"
 _TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
@@ -24,17 +28,20 @@ def retire_attempt(
     """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing.
 
     `job` is the job folder that attempt named (`--job-name`); attempts started without one are found
-    by the task their job ran.
+    by the task their job ran. Every path is checked to stay inside the run's folder.
     """
-    jobs = repo / jobs_dir
+    jobs = lane_path(repo, jobs_dir, jobs_dir)
     if job is not None and (jobs / job).is_dir():
-        moved = [jobs / job]
+        moved = [lane_path(repo, jobs_dir, jobs / job)]
     else:
         moved = [job_dir for job_dir in _job_dirs(jobs) if _belongs(job_dir, task_id)]
-    log_file = repo / log_path
+    log_file = lane_path(repo, jobs_dir, log_path)
     if not moved and not log_file.is_file():
         return None
-    dest = jobs.parent / RETRIED_DIR / f"{task_id}.{jobs.name}.attempt{attempt}"
+    retired = jobs.parent / RETRIED_DIR
+    dest = lane_path(repo, jobs_dir, retired / f"{task_id}.{jobs.name}.attempt{attempt}")
+    if dest.parent != retired:
+        raise InfraError(f"refused to move attempt {attempt} of `{task_id}` aside: not one folder name")
     dest.mkdir(parents=True, exist_ok=True)
     for job in moved:
         shutil.move(job, dest / job.name)
@@ -59,9 +66,9 @@ def _is_job(folder: Path) -> bool:
 def _belongs(job: Path, task_id: str) -> bool:
     """Whether a job ran `task_id`: its config.json names the task path; else the trial folder's name."""
     try:
-        config = json.loads((job / "config.json").read_text())
+        config = read_json(job / "config.json", RESULT_SIZE_LIMIT)
         return bool(Path(config["tasks"][0]["path"]).name == task_id)
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
+    except (OSError, ValueError, KeyError, IndexError, TypeError):  # UnreadableJson is a ValueError
         pass
     cut = task_id[:_HARBOR_NAME_LIMIT]
     names = {task_id, cut, cut.rstrip("_-")}

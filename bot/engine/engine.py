@@ -6,7 +6,8 @@ approval (`pinning`): the claim stops at such a run, the tick pins it outside th
 
 Timers only call `tick`; a lane process exiting also asks for a tick (`kick`), so a freed slot is
 refilled at once rather than at the next timer. Only the lease holder acts; on taking the lease it
-first reconciles the lanes a previous holder left running.
+first reconciles the lanes a previous holder left running, and a reconciliation that fails (its write
+refused, say) is tried again at the start of every tick until it succeeds.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Engine:
         self._eager = eager
         self._kicked: asyncio.Task[None] | None = None
         self._again = False
+        self._unreconciled = False  # lanes a previous holder left running are not accounted for yet
         executor.on_exit = self.kick
 
     async def tick(self) -> None:
@@ -71,8 +73,13 @@ class Engine:
             if not holding.held:
                 return
             if holding.fresh:
+                self._unreconciled = True
                 await self._dispatcher.prepare()
+            if self._unreconciled:
+                # Until it succeeds nothing else runs: the watcher would take a lost lane for one
+                # still running elsewhere and, hours later, record it as a timeout.
                 await self._reconciler.reconcile()
+                self._unreconciled = False
             judged = await self._watcher.judge(await self._watcher.observe())
             await self._dispatcher.refresh_ready_homes()
             now = self._clock.now()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
+from bot.domain.redact import Redactor
 from bot.engine.accounts import account_pool
 from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.dispatch import Dispatcher
@@ -29,7 +30,7 @@ def build_engine(
     executor = LocalExecutor()
     lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
     dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant)
-    watcher = Watcher(store, executor, launch.repo, clock, config)
+    watcher = Watcher(store, executor, launch.repo, clock, config, Redactor.from_env(launch.base_env))
     reconciler = Reconciler(store, executor, launch.repo, lease.claimant.host, clock)
     pins = LaunchPins(store, Catalog(launch.repo), clock)
     after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock)

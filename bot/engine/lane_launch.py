@@ -7,10 +7,9 @@ it changed); the dispatcher runs it in a worker thread.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from bot.csb.command import HarborEnv, daytona_labels, job_name, lane_command
+from bot.csb.command import LaunchConfig, daytona_labels, job_name, lane_command
 from bot.csb.lane_env import (
     EnvLocal,
     LaneVars,
@@ -20,34 +19,13 @@ from bot.csb.lane_env import (
     lane_env,
     sourcegraph_repos,
 )
+from bot.csb.paths import lane_path
 from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path
 from bot.domain.spec import LaneRole
 from bot.engine.attempts import retire_attempt
 from bot.engine.executor import LaneLaunch
 from bot.engine.processes import MARKER_ENV
 from bot.store.models import Lane, Run
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
-
-    repo: Path
-    harbor: str
-    base_env: Mapping[str, str]
-    timeout_multiplier: int
-    daytona: bool
-
-    @property
-    def harbor_env(self) -> HarborEnv:
-        """`HARBOR_ENV` from the bot's environment as the harness reads it (the `daytona` setting implies
-        it), with Daytona's memory and storage overrides."""
-        name = self.base_env.get("HARBOR_ENV", "") or ("daytona" if self.daytona else "")
-        return HarborEnv(
-            name=name,
-            memory_mb=self.base_env.get("DAYTONA_OVERRIDE_MEMORY", ""),
-            storage_mb=self.base_env.get("DAYTONA_OVERRIDE_STORAGE", ""),
-        )
 
 
 class LaneLauncher:
@@ -88,7 +66,11 @@ class LaneLauncher:
             labels=daytona_labels(env, run.model, job) if cfg.harbor_env.daytona else (),
         )
         return LaneLaunch(
-            lane_id=lane.id or 0, argv=argv, cwd=cfg.repo, env=env, log_path=cfg.repo / lane.log_path
+            lane_id=lane.id or 0,
+            argv=argv,
+            cwd=cfg.repo,
+            env=env,
+            log_path=lane_path(cfg.repo, lane.jobs_dir, lane.log_path),
         )
 
     def _lane_vars(self, lane: Lane, home: str, task_path: str) -> LaneVars:

@@ -72,7 +72,7 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
     moved = await lanes.finish_lanes(
         session, [LaneEnd(e.lane.id or 0, e.outcome, e.exit_code) for e in finals], now=now
     )
-    settled = list(finals) if moved == len(finals) else await _still_final(session, finals)
+    settled = [ending for ending in finals if ending.lane.id in moved]
     for ending in endings:
         if ending.retry_at is not None and await lanes.requeue_lane(
             session, ending.lane.id or 0, not_before=ending.retry_at, reason=ending.retry_reason, infra=True
@@ -102,14 +102,6 @@ async def settle(
     return await apply(session, [ending], now, config) == 1
 
 
-async def _still_final(session: AsyncSession, finals: list[Ending]) -> list[Ending]:
-    """After a batch moved fewer rows than expected: the endings whose lane now shows their status."""
-    ids = {ending.lane.id for ending in finals}
-    rows = await session.execute(select(Lane.id, Lane.state).where(Lane.id.in_(ids)))
-    states = dict(rows.all())
-    return [ending for ending in finals if states.get(ending.lane.id) == ending.outcome.status]
-
-
 async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, config: EngineConfig) -> None:
     """Per run, once per batch: count the attempts, redraw the status, and pause a failing run."""
     for run_id in sorted({ending.lane.run_id for ending in settled}):
@@ -136,6 +128,10 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
         return False
     if failures / attempts <= config.infra_pause_rate:
         return False
+    if not await _has_queued_lanes(session, run_id):
+        # Nothing left to hold back: the run finishes as its last lanes end, and a thread saying
+        # "paused, resume it" above a card saying "Finished" would be false.
+        return False
     reason = f"{failures} of {attempts} lane attempts failed on infrastructure"
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
@@ -148,3 +144,8 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
     )
     await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
     return True
+
+
+async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:
+    query = select(Lane.id).where(Lane.run_id == run_id, Lane.state == LaneStatus.QUEUED).limit(1)
+    return (await session.execute(query)).first() is not None

@@ -18,6 +18,7 @@ from bot.csb.results import lane_outcome
 from bot.csb.task_copy import copy_path, remove_copy
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.redact import Redactor
 from bot.engine.executor import LocalExecutor
 from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
@@ -42,7 +43,13 @@ class Ended:
 
 class Watcher:
     def __init__(
-        self, store: Store, executor: LocalExecutor, repo: Path, clock: Clock, config: EngineConfig
+        self,
+        store: Store,
+        executor: LocalExecutor,
+        repo: Path,
+        clock: Clock,
+        config: EngineConfig,
+        redact: Redactor | None = None,
     ) -> None:
         self._store = store
         self._executor = executor
@@ -50,6 +57,7 @@ class Watcher:
         self._clock = clock
         self._config = config
         self._jobs = JobIndex()
+        self._redact = redact or Redactor()  # a lane's reason may quote its log, which may print a secret
 
     async def observe(self) -> list[Ended]:
         """The running lanes whose process ended; live ones are stopped when they must be."""
@@ -134,9 +142,23 @@ class Watcher:
     def _judge_all(self, ended: list[Ended], now: datetime) -> list[Ended]:
         self._jobs.new_batch()
         return [
-            Ended(item.lane, item.run_state, item.exit_code, self._judge(item.lane, item.exit_code, now))
+            Ended(item.lane, item.run_state, item.exit_code, self._judge_one(item.lane, item.exit_code, now))
             for item in ended
         ]
+
+    def _judge_one(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+        """One lane's files, whatever they hold, must not stop the tick for every other lane and run:
+        a failure to judge them ends this lane alone, as errored, and is logged with its traceback.
+        The reason may quote Harbor's log, so it is redacted of the bot's secrets before it is kept."""
+        try:
+            outcome = self._judge(lane, exit_code, now)
+        except Exception as exc:
+            log.exception("lane %s: its result files could not be judged", lane.id)
+            reason = f"its result files could not be read: {type(exc).__name__}: {exc}"[:300]
+            return TrialOutcome(status=LaneStatus.ERRORED, reason=self._redact(reason), infra=True)
+        if outcome.reason is None:
+            return outcome
+        return outcome.model_copy(update={"reason": self._redact(outcome.reason)})
 
     def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
         """Judged by the job folder this attempt named (`--job-name`); a lane started by an older

@@ -4,15 +4,15 @@ Tests and `csb-bot playground` serve `SlackStandin.build_app()` on loopback, poi
 `AsyncWebClient(base_url=...)` at its `/api/`, and use `SlackDriver` to send signed requests.
 """
 
-from .api_error import ApiError
-from .blockkit_limits import check_message_blocks, check_view, message_text_too_long
-from .driver import ButtonNotFound, DriverResponse, SlackDriver
-from .payloads import Button, buttons
-from .recording import RecordedCall
-from .signing import slack_signature
-from .standin import SlackStandin
-from .users import ADMIN, APPROVER, CAST, OUTSIDER, REQUESTER, PlayUser
-from .workspace import DEFAULT_CHANNELS, Channel
+from bot.playground.api_error import ApiError
+from bot.playground.blockkit_limits import check_message_blocks, check_view, message_text_too_long
+from bot.playground.driver import ButtonNotFound, DriverResponse, SlackDriver
+from bot.playground.payloads import Button, buttons
+from bot.playground.recording import RecordedCall
+from bot.playground.signing import slack_signature
+from bot.playground.standin import SlackStandin
+from bot.playground.users import ADMIN, APPROVER, CAST, OUTSIDER, REQUESTER, PlayUser
+from bot.playground.workspace import DEFAULT_CHANNELS, Channel
 
 __all__ = [
     "ADMIN",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .api_error import ApiError
+from bot.playground.api_error import ApiError
 
 _TRUE = {"true", "1", "yes"}
 

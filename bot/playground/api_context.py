@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .api_args import Args
-from .api_error import ApiError
-from .blockkit_limits import check_message_blocks, message_text_too_long
-from .files_store import FileStore
-from .surfaces import Surfaces
-from .users import PlayUser
-from .workspace import Workspace
+from bot.playground.api_args import Args
+from bot.playground.api_error import ApiError
+from bot.playground.blockkit_limits import check_message_blocks, message_text_too_long
+from bot.playground.files_store import FileStore
+from bot.playground.surfaces import Surfaces
+from bot.playground.users import PlayUser
+from bot.playground.workspace import Workspace
 
 
 @dataclass(frozen=True, slots=True)

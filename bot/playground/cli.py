@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import os
 import secrets
-from pathlib import Path
 
 from aiohttp import web
 
+from bot.check import checkout_problems
+from bot.domain.errors import InfraError
+from bot.listen import Listening, serve_forever
 from bot.playground.routes import PlaygroundRoutes
 from bot.playground.standin import SlackStandin
-from bot.server import build_web_app
-from bot.settings import PROJECT_ROOT, Settings
-from bot.wiring import build_bot
+from bot.server import BOT_KEY, build_web_app
+from bot.settings import PROJECT_ROOT, Settings, load_settings
+from bot.wiring import Bot, build_bot
 
 PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
 PLAYGROUND_CONFIG = PROJECT_ROOT / "configs" / "playground.toml"
@@ -25,18 +27,20 @@ PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
 def playground_settings(host: str, port: int) -> Settings:
-    """Fresh throwaway credentials for the stand-in; CSB_* variables from the environment still apply."""
+    """Fresh throwaway credentials for the stand-in, whatever SLACK_* says (no Socket Mode either);
+    CSB_* variables from the environment still apply."""
     env = os.environ
     values: dict[str, object] = {
         "slack_bot_token": f"xoxb-playground-{secrets.token_hex(8)}",
         "slack_signing_secret": secrets.token_hex(16),
+        "slack_app_token": None,
         "slack_api_url": f"http://{host}:{port}/api/",
         "csb_database_url": env.get("CSB_DATABASE_URL", f"sqlite+aiosqlite:///{PLAYGROUND_DATABASE}"),
         "csb_harbor": env.get("CSB_HARBOR", str(EXAMPLE_HARBOR)),
     }
     if "CSB_CONFIG" not in env and PLAYGROUND_CONFIG.exists():
         values["csb_config"] = PLAYGROUND_CONFIG
-    return Settings(**values)  # type: ignore[arg-type]
+    return load_settings(**values)
 
 
 def playground_environ() -> dict[str, str]:
@@ -59,17 +63,22 @@ def build_playground(host: str, port: int) -> web.Application:
 
 
 def run_playground(host: str, port: int) -> int:
+    """Served like `csb-bot serve` (same limits, same one-line start-up errors) on `host:port`."""
     app = build_playground(host, port)
-    web.run_app(app, host=host, port=port, print=lambda _msg: _banner(host, port))
+    bot = app[BOT_KEY]
+    problems = checkout_problems(bot.settings)
+    if problems:
+        raise InfraError("; ".join(problems))
+    serve_forever(app, host, port, bot.config.server, ready=lambda listening: _banner(host, listening, bot))
     return 0
 
 
-def _banner(host: str, port: int) -> None:
-    base = f"http://{host}:{port}"
+def _banner(host: str, listening: Listening, bot: Bot) -> None:
+    base = f"http://{host}:{listening.port}"
     print(
         f"csb-bot playground: open {base}/ in a browser\n"
         f"  Slack stand-in Web API at {base}/api/, bot at {base}/slack/events\n"
-        f"  CSB checkout: {Path(os.environ.get('CSB_REPO', 'configs/example-bench'))}\n"
+        f"  CSB checkout: {bot.settings.resolved_repo()}\n"
         "  Ctrl+C to stop.",
         flush=True,
     )

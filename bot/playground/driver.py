@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from .payloads import (
+from bot.playground.payloads import (
     AppContext,
     Button,
     app_home_opened_body,
@@ -28,8 +28,8 @@ from .payloads import (
     slash_command_form,
     view_submission_payload,
 )
-from .signing import signed_headers
-from .standin import SlackStandin
+from bot.playground.signing import signed_headers
+from bot.playground.standin import SlackStandin
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"

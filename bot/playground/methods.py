@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .api_context import Handler
-from .methods_chat import chat_delete, chat_post_ephemeral, chat_post_message, chat_update
-from .methods_files import files_complete_upload_external, files_get_upload_url_external
-from .methods_read import (
+from bot.playground.api_context import Handler
+from bot.playground.methods_chat import chat_delete, chat_post_ephemeral, chat_post_message, chat_update
+from bot.playground.methods_files import files_complete_upload_external, files_get_upload_url_external
+from bot.playground.methods_read import (
     auth_test,
     conversations_history,
     conversations_open,
@@ -13,7 +13,7 @@ from .methods_read import (
     usergroups_list,
     users_info,
 )
-from .methods_views import views_open, views_publish, views_update
+from bot.playground.methods_views import views_open, views_publish, views_update
 
 METHODS: dict[str, Handler] = {
     "auth.test": auth_test,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api_args import Args
-from .api_context import ApiContext, message_content, message_metadata
+from bot.playground.api_args import Args
+from bot.playground.api_context import ApiContext, message_content, message_metadata
 
 
 def chat_post_message(ctx: ApiContext, args: Args) -> dict[str, Any]:

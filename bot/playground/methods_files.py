@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api_args import Args
-from .api_context import ApiContext
-from .api_error import ApiError
+from bot.playground.api_args import Args
+from bot.playground.api_context import ApiContext
+from bot.playground.api_error import ApiError
 
 
 def files_get_upload_url_external(ctx: ApiContext, args: Args) -> dict[str, Any]:

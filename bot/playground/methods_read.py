@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api_args import Args
-from .api_context import ApiContext
-from .api_error import ApiError
-from .users import USERGROUPS, bot_user
+from bot.playground.api_args import Args
+from bot.playground.api_context import ApiContext
+from bot.playground.api_error import ApiError
+from bot.playground.users import USERGROUPS, bot_user
 
 MAX_PAGE = 999
 

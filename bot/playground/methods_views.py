@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api_args import Args
-from .api_context import ApiContext, invalid_blocks
-from .api_error import ApiError
-from .blockkit_limits import check_view
+from bot.playground.api_args import Args
+from bot.playground.api_context import ApiContext, invalid_blocks
+from bot.playground.api_error import ApiError
+from bot.playground.blockkit_limits import check_view
 
 
 def views_open(ctx: ApiContext, args: Args) -> dict[str, Any]:

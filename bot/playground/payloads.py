@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .users import PlayUser
-from .workspace import Channel
+from bot.playground.users import PlayUser
+from bot.playground.workspace import Channel
 
 VERIFICATION_TOKEN = "playground-verification-token"
 """Slack still sends the deprecated verification token; Bolt ignores it, so any value does."""

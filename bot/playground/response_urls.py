@@ -11,9 +11,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from .api_error import ApiError
-from .blockkit_limits import check_message_blocks, message_text_too_long
-from .workspace import Workspace
+from bot.playground.api_error import ApiError
+from bot.playground.blockkit_limits import check_message_blocks, message_text_too_long
+from bot.playground.workspace import Workspace
 
 MAX_USES = 5
 

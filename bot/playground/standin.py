@@ -16,17 +16,17 @@ from typing import Any
 
 from aiohttp import web
 
-from .api_args import Args
-from .api_context import ApiContext
-from .api_error import ApiError
-from .events import EventHub
-from .files_store import FileStore
-from .methods import METHODS
-from .recording import FailurePlan, InjectedFailure, RecordedCall
-from .response_urls import ResponseUrls, apply_response
-from .surfaces import Surfaces
-from .users import CAST, PlayUser
-from .workspace import DEFAULT_CHANNELS, BotIdentity, Channel, SlackTs, Workspace
+from bot.playground.api_args import Args
+from bot.playground.api_context import ApiContext
+from bot.playground.api_error import ApiError
+from bot.playground.events import EventHub
+from bot.playground.files_store import FileStore
+from bot.playground.methods import METHODS
+from bot.playground.recording import FailurePlan, Hold, HoldPlan, InjectedFailure, RecordedCall
+from bot.playground.response_urls import ResponseUrls, apply_response
+from bot.playground.surfaces import Surfaces
+from bot.playground.users import CAST, PlayUser
+from bot.playground.workspace import DEFAULT_CHANNELS, BotIdentity, Channel, SlackTs, Workspace
 
 
 class SlackStandin:
@@ -60,6 +60,7 @@ class SlackStandin:
         self.files = FileStore(lambda: self.base_url)
         self._ctx = ApiContext(self.workspace, self.surfaces, self._users, self.files)
         self._failures = FailurePlan()
+        self._holds = HoldPlan()
         self._responses = ResponseUrls()
 
     @property
@@ -99,12 +100,24 @@ class SlackStandin:
             return self._answer(method, {}, exc.to_body())
         if method not in METHODS:
             return self._answer(method, values, ApiError("unknown_method").to_body())
-        failure = self._failures.take(method)
+        hold = self._holds.take(method, values.get("channel"))
+        if hold is not None:
+            # Shielded: a caller that gives up (its timeout) does not stop Slack from doing the work.
+            return await asyncio.shield(self._held(hold, method, values, token))
+        return self._respond(method, values, token)
+
+    async def _held(self, hold: Hold, method: str, values: dict[str, Any], token: str | None) -> web.Response:
+        hold.arrived.set()
+        await hold.released.wait()
+        return self._respond(method, values, token)
+
+    def _respond(self, method: str, values: dict[str, Any], token: str | None) -> web.Response:
+        failure = self._failures.take(method, values.get("channel"))
         if failure is not None and not failure.after_store:
             return self._answer(method, values, _failure_body(failure), failure)
         body = self._call(method, values, token)
         if failure is not None:
-            return self._answer(method, values, _failure_body(failure), failure)
+            return self._answer(method, values, _failure_body(failure, body), failure)
         return self._answer(method, values, body)
 
     def _call(self, method: str, values: dict[str, Any], token: str | None) -> dict[str, Any]:
@@ -127,6 +140,11 @@ class SlackStandin:
         self._record(method, values, bool(body.get("ok")), body.get("error"))
         if failure is None:
             return web.json_response(body)
+        if failure.answer in ("html", "text"):
+            html = failure.answer == "html"
+            page = "<html><body>Bad gateway</body></html>" if html else "upstream error"
+            kind = "text/html" if html else "text/plain"
+            return web.Response(text=page, status=failure.status, content_type=kind)
         return web.json_response(body, status=failure.status, headers=failure.headers())
 
     async def _handle_response_url(self, request: web.Request) -> web.Response:
@@ -162,14 +180,41 @@ class SlackStandin:
         count: int = 1,
         retry_after: int = 1,
         after_store: bool = False,
+        *,
+        error: str | None = None,
+        channel: str | None = None,
     ) -> None:
-        """Answer the next `count` calls of `method` with `status`.
+        """Answer the next `count` calls of `method` (to `channel`, if given) with `status`.
 
         429 carries `Retry-After: retry_after` and does nothing. A 5xx does nothing either, unless
         `after_store`: then the call takes effect and only the answer is lost, which is the case the
-        outbox's idempotency key exists for.
+        outbox's idempotency key exists for. Status 200 with `error` is a refusal (see `refuse`).
         """
-        self._failures.add(method, InjectedFailure(status, retry_after, after_store), count)
+        self._failures.add(
+            method, InjectedFailure(status, retry_after, after_store, refusal=error, channel=channel), count
+        )
+
+    def refuse(self, method: str, error: str, count: int = 1, channel: str | None = None) -> None:
+        """Answer the next `count` calls of `method` (to `channel`, if given) with `{"ok": false, "error":
+        error}` and HTTP 200, doing nothing: Slack refusing a message, e.g. `invalid_blocks`."""
+        self.inject_failure(method, status=200, count=count, error=error, channel=channel)
+
+    def answer_badly(
+        self, method: str, answer: str, count: int = 1, after_store: bool = True, channel: str | None = None
+    ) -> None:
+        """Answer the next `count` calls of `method` with HTTP 200 and `answer`: "html" or "text" (a page,
+        not JSON) or "no_ts" (a success without the message's `ts`). With `after_store` the call takes
+        effect and only its answer is bad."""
+        failure = InjectedFailure(200, 0, after_store, answer=answer, channel=channel)
+        self._failures.add(method, failure, count)
+
+    def hold(self, method: str, channel: str | None = None, count: int = 1) -> Hold:
+        """Make the next `count` calls of `method` (to `channel`, if given) wait until `release()`, then
+        go on as usual (the message is stored even if the caller gave up): a Slack call that hangs.
+        `arrived` is set once a held call waits. Release it before the test ends."""
+        hold = Hold(method, channel)
+        self._holds.add(hold, count)
+        return hold
 
     def post_user_message(
         self, channel: str, user: str, text: str, thread_ts: str | None = None
@@ -265,5 +310,11 @@ async def _read_call(request: web.Request) -> tuple[dict[str, Any], str | None]:
     return values, token
 
 
-def _failure_body(failure: InjectedFailure) -> dict[str, Any]:
+def _failure_body(failure: InjectedFailure, done: dict[str, Any] | None = None) -> dict[str, Any]:
+    if failure.answer == "no_ts":
+        answer = dict(done or {"ok": True})
+        answer.pop("ts", None)
+        if isinstance(answer.get("message"), dict):
+            answer["message"] = {k: v for k, v in answer["message"].items() if k != "ts"}
+        return answer
     return {"ok": False, "error": failure.error}

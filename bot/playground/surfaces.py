@@ -10,9 +10,9 @@ import copy
 import itertools
 from typing import Any
 
-from .api_error import ApiError
-from .events import EventHub
-from .workspace import BotIdentity, with_block_ids
+from bot.playground.api_error import ApiError
+from bot.playground.events import EventHub
+from bot.playground.workspace import BotIdentity, with_block_ids
 
 _VIEW_DEFAULTS: dict[str, Any] = {
     "private_metadata": "",

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .api_error import ApiError
-from .events import EventHub
+from bot.playground.api_error import ApiError
+from bot.playground.events import EventHub
 
 
 @dataclass(slots=True)

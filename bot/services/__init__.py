@@ -1,11 +1,11 @@
 """What listeners call: each service changes rows in one transaction and never calls Slack."""
 
-from .approvals import ApprovalService, Decision, Outcome
-from .checks import CheckRunner, RequestChecks
-from .home import HomeService
-from .queries import QueryService
-from .replies import ReplyService
-from .requests import RunRequestService
+from bot.services.approvals import ApprovalService, Decision, Outcome
+from bot.services.checks import CheckRunner, RequestChecks
+from bot.services.home import HomeService
+from bot.services.queries import QueryService
+from bot.services.replies import ReplyService
+from bot.services.requests import RunRequestService
 
 __all__ = [
     "ApprovalService",

@@ -20,6 +20,8 @@ from bot.domain.policy import (
 )
 from bot.domain.spec import Category, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
+from bot.services.control_args import check_reason
+from bot.services.refusals import record_refusal
 from bot.services.requests import RunRequestService, card_target
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
@@ -58,9 +60,23 @@ class ApprovalService:
         self._engine = engine_config
         self._clock = clock
 
-    async def approve(self, request_id: int, actor: Actor) -> Decision:
+    async def approve(self, request_id: int, revision: int | None, actor: Actor) -> Decision:
+        """`revision` is the one on the card that was clicked: the approval counts for it or not at all."""
         request = await self._requests.load(request_id)
-        refusal = await self._refusal(request, actor)
+        decision = await self._approve(request, revision, actor)
+        if decision.outcome is Outcome.REFUSED:
+            await self._refused(request, "approve", actor, decision.message or "")
+        return decision
+
+    async def _refused(self, request: RunRequest, action: str, actor: Actor, reason: str) -> None:
+        await record_refusal(
+            self._store, self._clock, request, action=action, actor=actor.user_id, reason=reason
+        )
+
+    async def _approve(self, request: RunRequest, revision: int | None, actor: Actor) -> Decision:
+        assert request.id is not None
+        request_id = request.id
+        refusal = await self._refusal(request, revision, actor)
         if refusal:
             return Decision(Outcome.REFUSED, refusal)
         async with self._store.read() as session:
@@ -71,20 +87,29 @@ class ApprovalService:
                 return Decision(Outcome.REFUSED, refusal)
         return await self._record_approval(request, actor)
 
-    async def _refusal(self, request: RunRequest, actor: Actor) -> str | None:
+    async def _refusal(self, request: RunRequest, revision: int | None, actor: Actor) -> str | None:
         """Why this click changes nothing, read from the database at click time; None when it may count."""
         if request.state is not RequestState.PENDING:
             return _already_decided(request)
         if request.expires_at and self._clock.now() >= request.expires_at:
             await self.expire_due()
             return f"Request #{request.id} has expired and can no longer be approved; request it again."
+        if revision != request.revision:
+            return out_of_date(request)
         checks = RequestChecks.model_validate_json(request.checks_json)
         async with self._store.read() as session:
             done = set(await approvals.approvers(session, request.id or 0, request.revision))
+            editors = await audit.editors(session, request.id or 0)
         if actor.user_id in done:
             return f"You already approved request #{request.id}; it needs another approver."
         verdict = may_approve(
-            self._policy, _category(request), actor, request.requester, done, checks.unpaired_override
+            self._policy,
+            _category(request),
+            actor,
+            request.requester,
+            done,
+            checks.unpaired_override,
+            editors=editors,
         )
         if not verdict.allowed:
             return verdict.reason
@@ -151,14 +176,12 @@ class ApprovalService:
         needed = approvals_needed(self._policy, _category(request))
         override = RequestChecks.model_validate_json(request.checks_json).unpaired_override
         async with self._store.write() as session:
-            current = await requests.get_request(session, request.id)
-            assert current is not None
-            if current.state is not RequestState.PENDING:
-                return Decision(Outcome.REFUSED, _already_decided(current))
-            if current.revision != request.revision:
-                return Decision(
-                    Outcome.REFUSED, f"Request #{request.id} was edited meanwhile; look at it again."
-                )
+            if not await requests.hold_revision(session, request.id, request.revision):
+                current = await requests.get_request(session, request.id)
+                assert current is not None
+                if current.state is not RequestState.PENDING:
+                    return Decision(Outcome.REFUSED, _already_decided(current))
+                return Decision(Outcome.REFUSED, out_of_date(current))
             if not await approvals.add_approval(session, request.id, request.revision, actor.user_id, now):
                 return Decision(Outcome.REFUSED, f"You already approved request #{request.id}.")
             count = len(await approvals.approvers(session, request.id, request.revision))
@@ -207,11 +230,13 @@ class ApprovalService:
         )
 
     async def reject(self, request_id: int, revision: int, actor: Actor, reason: str) -> Decision:
+        check_reason(reason)
         request = await self._requests.load(request_id)
         if request.state is not RequestState.PENDING:
             return Decision(Outcome.REFUSED, f"Request #{request_id} was already {request.state.value}.")
         verdict = may_control(self._policy, _category(request), actor, request.requester, action="reject")
         if not verdict.allowed:
+            await self._refused(request, "reject", actor, verdict.reason)
             return Decision(Outcome.REFUSED, verdict.reason)
         now = self._clock.now()
         async with self._store.write() as session:
@@ -312,6 +337,13 @@ def approver_hint(policy: PolicyConfig, category: Category) -> str:
         return "Anyone in the channel may approve it."
     names = [f"<@{u}>" for u in approvers.users] + [f"<!subteam^{g}>" for g in approvers.usergroups]
     return f"Approvers: {', '.join(names)}." if names else "No approver is configured for this category."
+
+
+def out_of_date(request: RunRequest) -> str:
+    return (
+        f"This card is out of date; request #{request.id} is now revision {request.revision}. "
+        "Look at the card again: your click changed nothing."
+    )
 
 
 def _already_decided(request: RunRequest) -> str:

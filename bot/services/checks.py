@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.counterparts import missing_counterparts
-from bot.csb.preflight import run_preflight
+from bot.csb.preflight import DEFAULT_TIMEOUT_S, AccountHealth, account_health, run_preflight
+from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 
 MISSING_SHOWN = 10
@@ -22,6 +23,7 @@ class CheckLine(BaseModel):
     ok: bool
     blocking: bool
     message: str
+    skipped: bool = False  # the check did not run (no script in this checkout, nothing to check)
 
 
 class RequestChecks(BaseModel):
@@ -43,27 +45,52 @@ class RequestChecks(BaseModel):
         reasons = [line.message for line in self.lines if line.blocking]
         if self.unpaired_refused:
             reasons.append(
-                f"{len(self.missing_counterparts)} task(s) have no clean counterpart result for a "
+                f"{_tasks_have(len(self.missing_counterparts))} no clean counterpart result for a "
                 "single-lane run (pass `--allow-unpaired` to override, which needs an override approver)"
             )
         return reasons
 
 
-class CheckRunner:
-    """Runs the checks off the event loop: they read result files and may start CSB's preflight scripts."""
+def _tasks_have(count: int) -> str:
+    return "1 task has" if count == 1 else f"{count} tasks have"
 
-    def __init__(self, repo: Path, env: Mapping[str, str], *, daytona: bool) -> None:
+
+class CheckRunner:
+    """Runs the checks off the event loop: they read result files and may start CSB's preflight scripts.
+
+    Whatever those scripts print is redacted with `redact` (the bot's secrets) before it is kept.
+    """
+
+    def __init__(
+        self,
+        repo: Path,
+        env: Mapping[str, str],
+        *,
+        daytona: bool,
+        redact: Redactor | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self._repo = repo
         self._env = env
         self._daytona = daytona
+        self._redact = redact or Redactor.from_env(env)
+        self._timeout_s = timeout_s
 
     async def run(self, spec: RunSpec) -> RequestChecks:
         report, missing = await asyncio.gather(
-            asyncio.to_thread(run_preflight, self._repo, spec, self._env, daytona=self._daytona),
+            run_preflight(
+                self._repo,
+                spec,
+                self._env,
+                daytona=self._daytona,
+                timeout_s=self._timeout_s,
+                redact=self._redact,
+            ),
             asyncio.to_thread(missing_counterparts, self._repo, spec),
         )
         lines = tuple(
-            CheckLine(name=f.check, ok=f.ok, blocking=f.blocking, message=f.message) for f in report.findings
+            CheckLine(name=f.check, ok=f.ok, blocking=f.blocking, message=f.message, skipped=f.skipped)
+            for f in report.findings
         )
         return RequestChecks(
             lines=lines,
@@ -71,3 +98,7 @@ class CheckRunner:
             unpaired_override=spec.params.allow_unpaired,
             recommended_parallel=report.recommended_parallel,
         )
+
+    async def accounts(self) -> AccountHealth | None:
+        """CSB's account verdict for `/csb accounts`, with the same environment, limit and redaction."""
+        return await account_health(self._repo, env=self._env, timeout_s=self._timeout_s, redact=self._redact)

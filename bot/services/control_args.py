@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bot.domain.errors import UserInputError
+from bot.domain.limits import REASON_CHARS, RUN_NUMBER_DIGITS
 from bot.domain.outcome import LaneStatus
 
 RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
@@ -13,6 +15,8 @@ RESUME_USAGE = "/csb resume <run>"
 STATUS_USAGE = "/csb status [run]"
 AUDIT_USAGE = "/csb audit <run>"
 RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout]"
+_RUN_NUMBER = re.compile(r"#?[0-9]+")  # ASCII digits: `str.isdigit` accepts `²`, which int() refuses
+_SHOWN = 40
 
 
 @dataclass(frozen=True)
@@ -39,14 +43,24 @@ def parse_cancel_args(text: str) -> CancelArgs:
     reason = " ".join(rest[1:])
     if not reason:
         raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
+    check_reason(reason, CANCEL_USAGE)
     return CancelArgs(run_id=run_id, drain=drain, reason=reason)
+
+
+def check_reason(reason: str, usage: str | None = None) -> str:
+    """A cancel or reject reason is shown on the card and kept in the audit trail: bounded here."""
+    if len(reason) > REASON_CHARS:
+        raise UserInputError(
+            f"the reason is {len(reason):,} characters long; the limit is {REASON_CHARS}", hint=usage
+        )
+    return reason
 
 
 def parse_resume_args(text: str) -> int:
     """`<run>`: nothing else, so a stray word is not silently ignored."""
     words = text.split()
     if len(words) != 1:
-        problem = "which run? give its number" if not words else f"unexpected `{' '.join(words[1:])[:40]}`"
+        problem = "which run? give its number" if not words else f"unexpected `{_show(' '.join(words[1:]))}`"
         raise UserInputError(problem, hint=RESUME_USAGE)
     return parse_run_id(words[0], RESUME_USAGE)
 
@@ -61,19 +75,29 @@ def parse_rerun_args(text: str) -> RerunArgs:
     if not rest:
         return RerunArgs(run_id=run_id, only=frozenset(RERUNNABLE))
     if len(rest) != 2 or rest[0].lstrip("-—") != "only":
-        raise UserInputError(f"unexpected `{' '.join(rest)[:40]}`", hint=RERUN_USAGE)
+        raise UserInputError(f"unexpected `{_show(' '.join(rest))}`", hint=RERUN_USAGE)
     valid = {status.value: status for status in RERUNNABLE}
     picked = [part.strip().lower() for part in rest[1].split(",") if part.strip()]
     wrong = [part for part in picked if part not in valid]
     if wrong or not picked:
         raise UserInputError(
-            f"`--only` takes {', '.join(valid)} (comma separated); got `{rest[1][:40]}`", hint=RERUN_USAGE
+            f"`--only` takes {', '.join(valid)} (comma separated); got `{_show(rest[1])}`", hint=RERUN_USAGE
         )
     return RerunArgs(run_id=run_id, only=frozenset(valid[part] for part in picked))
 
 
 def parse_run_id(word: str, usage: str) -> int:
-    text = word.lstrip("#")
-    if not text.isdigit():
-        raise UserInputError(f"expected a run number, got `{word[:40]}`", hint=usage)
-    return int(text)
+    """`12` or `#12`, in ASCII digits and at most `RUN_NUMBER_DIGITS` long; anything else says so."""
+    if not _RUN_NUMBER.fullmatch(word):
+        raise UserInputError(f"expected a run number (digits 0-9), got `{_show(word)}`", hint=usage)
+    digits = word.lstrip("#")
+    if len(digits) > RUN_NUMBER_DIGITS:
+        raise UserInputError(
+            f"a run number has at most {RUN_NUMBER_DIGITS} digits; got one of {len(digits):,}", hint=usage
+        )
+    return int(digits)
+
+
+def _show(text: str) -> str:
+    text = text.replace("`", "'") or "nothing"
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

@@ -9,13 +9,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
 from bot.csb.configs import accepted_full_configs, load_eval_matrix
-from bot.csb.preflight import AccountHealth, account_health
+from bot.csb.preflight import AccountHealth
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
+from bot.domain.policy import Actor, PolicyConfig, may_see
+from bot.domain.spec import Category
+from bot.services.checks import CheckRunner
 from bot.services.control_args import AUDIT_USAGE, STATUS_USAGE
 from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
-from bot.store.models import AuditEvent
+from bot.store.models import AuditEvent, RunRequest
 
 
 @dataclass(frozen=True)
@@ -28,12 +31,23 @@ class RunProgress:
     lanes_running: int
     queue_position: int | None = None
     eta_seconds: float | None = None
+    visible: bool = True  # False: shown as one line without parameters (see `may_see`)
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who asks, and where: what `/csb status` and `/csb audit` may show them."""
+
+    actor: Actor
+    channel_id: str
 
 
 class QueryService:
-    def __init__(self, store: Store, catalog: Catalog) -> None:
+    def __init__(self, store: Store, catalog: Catalog, checks: CheckRunner, policy: PolicyConfig) -> None:
         self._store = store
         self._catalog = catalog
+        self._checks = checks
+        self._policy = policy
 
     async def suites(self) -> tuple[str, dict[str, int]]:
         """The default task file of the checkout and its suite keys with task counts."""
@@ -47,28 +61,41 @@ class QueryService:
 
     async def accounts(self) -> AccountHealth | None:
         """CSB's own account verdict (`account_health.py preflight`); None when the checkout lacks it."""
-        return await asyncio.to_thread(account_health, self._catalog.repo)
+        return await self._checks.accounts()
 
-    async def active_runs(self) -> list[RunProgress]:
+    async def active_runs(self, viewer: Viewer) -> list[RunProgress]:
         async with self._store.read() as session:
-            return [await self._progress(session, run.id or 0) for run in await runs.active_runs(session)]
+            return [
+                await self._progress(session, run.id or 0, viewer) for run in await runs.active_runs(session)
+            ]
 
-    async def run_progress(self, run_id: int) -> RunProgress:
+    async def run_progress(self, run_id: int, viewer: Viewer) -> RunProgress:
         async with self._store.read() as session:
             if await runs.get_run(session, run_id) is None:
                 raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
-            return await self._progress(session, run_id)
+            return await self._progress(session, run_id, viewer)
 
-    async def audit_trail(self, request_id: int) -> list[AuditEvent]:
+    async def audit_trail(
+        self, request_id: int, viewer: Viewer
+    ) -> tuple[RunRequest, list[AuditEvent] | None]:
+        """The request and its trail; None for the trail when the viewer may not see it."""
         async with self._store.read() as session:
-            if await requests.get_request(session, request_id) is None:
+            request = await requests.get_request(session, request_id)
+            if request is None:
                 raise UserInputError(f"there is no request or run #{request_id}", hint=AUDIT_USAGE)
-            return await audit.events_for(session, request_id)
+            if not self._may_see(request, viewer):
+                return request, None
+            return request, await audit.events_for(session, request_id)
 
-    @staticmethod
-    async def _progress(session: AsyncSession, run_id: int) -> RunProgress:
+    def _may_see(self, request: RunRequest, viewer: Viewer) -> bool:
+        in_channel = viewer.channel_id == request.channel_id
+        return may_see(self._policy, Category(request.category), viewer.actor, request.requester, in_channel)
+
+    async def _progress(self, session: AsyncSession, run_id: int, viewer: Viewer) -> RunProgress:
         run = await runs.get_run(session, run_id)
         assert run is not None
+        request = await requests.get_request(session, run.request_id)
+        assert request is not None
         lanes = await runs.run_lanes(session, run_id)
         figures = await queue.queue_figures(session, run_id)
         return RunProgress(
@@ -80,4 +107,5 @@ class QueryService:
             lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
             queue_position=figures.position,
             eta_seconds=figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec,
+            visible=self._may_see(request, viewer),
         )

@@ -2,22 +2,44 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections.abc import Awaitable, Callable
 
 from bot.domain.clock import Clock
 from bot.store import outbox
+from bot.store.availability import unavailable
 from bot.store.db import Store
 from bot.store.models import OutboxKind
 
+log = logging.getLogger(__name__)
+
+DirectReply = Callable[[str, str], Awaitable[None]]
+
 
 class ReplyService:
-    def __init__(self, store: Store, clock: Clock) -> None:
+    """`direct` posts to a response_url without the database: the fallback when it is busy or away."""
+
+    def __init__(self, store: Store, clock: Clock, direct: DirectReply | None = None) -> None:
         self._store = store
         self._clock = clock
+        self._direct = direct
 
-    async def ephemeral(self, response_url: str | None, text: str) -> None:
-        if response_url is not None:
-            await self._enqueue(OutboxKind.EPHEMERAL, text=text, response_url=response_url)
+    async def ephemeral(self, response_url: str | None, text: str, *, skip_outbox: bool = False) -> None:
+        """Through the outbox; straight to Slack when the database cannot take it (`skip_outbox` when
+        the caller already knows), so no command or click goes unanswered."""
+        if response_url is None:
+            return
+        if not skip_outbox:
+            try:
+                await self._enqueue(OutboxKind.EPHEMERAL, text=text, response_url=response_url)
+                return
+            except Exception as exc:
+                if self._direct is None or not unavailable(exc):
+                    raise
+                log.warning("database unavailable (%s); replying directly", type(exc).__name__)
+        if self._direct is not None:
+            await self._direct(response_url, text)
 
     async def ephemeral_in_card(self, request_id: int, user_id: str, text: str) -> None:
         """For modal submissions and App Home clicks, which have no response_url: shown to `user_id`

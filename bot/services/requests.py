@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import timedelta
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
+from bot.services.refusals import record_refusal
 from bot.settings import EngineConfig
 from bot.store import audit, outbox, requests
 from bot.store.db import Store
 from bot.store.models import OutboxKind, RequestState, RunRequest
+
+log = logging.getLogger(__name__)
 
 _EDIT_FIELDS = (
     "model",
@@ -80,7 +85,8 @@ class RunRequestService:
         """Record a pending request with its checks and queue its approval card."""
         category = spec.params.category
         verdict = may_request(self._policy, category, actor, channel_id)
-        if not verdict.allowed:
+        if not verdict.allowed:  # no request exists yet, so no audit trail: the log keeps it
+            log.info("refused request by %s in %s: %s", actor.user_id, channel_id, verdict.reason)
             raise PolicyError(verdict.reason)
         checks = await self._checks.run(spec)
         now = self._clock.now()
@@ -121,22 +127,38 @@ class RunRequestService:
             raise UserInputError(f"request #{request_id} does not exist")
         return request
 
-    def authorize(self, request: RunRequest, actor: Actor, action: str) -> None:
-        """Edit and reject: only a pending request, by its requester, an approver or an admin."""
+    async def authorize(self, request: RunRequest, actor: Actor, action: str) -> None:
+        """Edit and reject: only a pending request, by its requester, an approver or an admin.
+
+        A refusal is logged and kept in the request's audit trail before it is raised."""
+        error: UserInputError | PolicyError | None = None
         if request.state is not RequestState.PENDING:
-            raise UserInputError(
+            error = UserInputError(
                 f"request #{request.id} is already {request.state.value}; nothing to {action}"
             )
-        verdict = may_control(
-            self._policy, Category(request.category), actor, request.requester, action=action
+        else:
+            verdict = may_control(
+                self._policy, Category(request.category), actor, request.requester, action=action
+            )
+            error = None if verdict.allowed else PolicyError(verdict.reason)
+        if error is not None:
+            await self.refused(request, action, actor, str(error))
+            raise error
+
+    async def refused(self, request: RunRequest, action: str, actor: Actor, reason: str) -> None:
+        await record_refusal(
+            self._store, self._clock, request, action=action, actor=actor.user_id, reason=reason
         )
-        if not verdict.allowed:
-            raise PolicyError(verdict.reason)
 
     async def edit(self, request_id: int, revision: int, params: RunParams, actor: Actor) -> str:
         """A new revision from the Edit modal: voids earlier approvals; returns what changed."""
         request = await self.load(request_id)
-        self.authorize(request, actor, "edit")
+        await self.authorize(request, actor, "edit")
+        # The editor shapes the new revision, so they are held to the requester's rules for it.
+        verdict = may_request(self._policy, params.category, actor, request.channel_id)
+        if not verdict.allowed:
+            await self.refused(request, "edit", actor, verdict.reason)
+            raise PolicyError(f"your edit was not saved: {verdict.reason}")
         old = RunSpec.model_validate_json(request.spec_json)
         spec = await self.resolve(params)
         checks = await self._checks.run(spec)
@@ -151,7 +173,7 @@ class RunRequestService:
                 spec_hash=spec.spec_hash(),
                 category=spec.params.category.value,
                 checks_json=checks.model_dump_json(),
-                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {change}",
+                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {_shown(change)}",
             )
             if not revised:
                 raise UserInputError(f"request #{request_id} changed while you edited it; open Edit again")
@@ -171,6 +193,9 @@ class RunRequestService:
         return change
 
 
+CHANGE_SHOWN = 1500
+
+
 def describe_change(old: RunParams, new: RunParams) -> str:
     """`model: a → b; parallel: 4 → 8`, for the card and the audit trail."""
     parts = []
@@ -181,6 +206,11 @@ def describe_change(old: RunParams, new: RunParams) -> str:
     if old.allow_unpaired != new.allow_unpaired:
         parts.append(f"allow_unpaired: {old.allow_unpaired} → {new.allow_unpaired}")
     return "; ".join(parts)
+
+
+def _shown(change: str) -> str:
+    """The change for the card: escaped (it echoes what was typed) and cut; the audit keeps it whole."""
+    return escape(clip(change, CHANGE_SHOWN))
 
 
 def _show(value: object) -> str:

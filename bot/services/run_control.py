@@ -16,15 +16,18 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.csb.paths import lane_path
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE
+from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE, check_reason
+from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, Run, RunRequest, RunState
+from bot.store.models import Lane, RequestState, Run, RunRequest, RunState
 
 _STOPPABLE = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
 
@@ -63,7 +66,7 @@ class RunControlService:
     async def stop_target(self, run_id: int, actor: Actor) -> StopTarget:
         """For the Cancel button: refuse before the modal opens when the click could not count."""
         run, request, lanes = await self._load(run_id)
-        self._authorize(run, request, actor, "cancel or drain")
+        await self._authorize(run, request, actor, "cancel or drain")
         if run.state not in (*_STOPPABLE, RunState.DRAINING):
             raise UserInputError(f"run #{run_id} is already {run.state.value}; there is nothing to cancel")
         return StopTarget(
@@ -79,9 +82,10 @@ class RunControlService:
         reason = " ".join(reason.split())
         if not reason:
             raise UserInputError("say why: the reason is recorded in the audit trail", hint=CANCEL_USAGE)
+        check_reason(reason, CANCEL_USAGE)
         verb, past = ("drain", "drained") if drain else ("cancel", "cancelled")
         run, request, _ = await self._load(run_id)
-        self._authorize(run, request, actor, verb)
+        await self._authorize(run, request, actor, verb)
         now = self._clock.now()
         async with self._store.write() as session:
             moved = await runs.move_run(
@@ -116,7 +120,7 @@ class RunControlService:
     async def resume(self, run_id: int, actor: Actor) -> str:
         """A paused run starts lanes again, with its infrastructure failure count started afresh."""
         run, request, _ = await self._load(run_id)
-        self._authorize(run, request, actor, "resume")
+        await self._authorize(run, request, actor, "resume")
         now = self._clock.now()
         async with self._store.write() as session:
             if not await runs.move_run(
@@ -153,7 +157,7 @@ class RunControlService:
     ) -> int:
         """A new request over the tasks with a lane in `only`, linked to the run; returns its id."""
         run, request, lanes = await self._load(run_id)
-        self._authorize(run, request, actor, "rerun")
+        await self._authorize(run, request, actor, "rerun")
         if not run.state.is_final:
             raise UserInputError(
                 f"run #{run_id} is still {run.state.value}; rerun its failures once it has ended"
@@ -167,8 +171,9 @@ class RunControlService:
             update={"suite": None, "suite_file": None, "selection_file": selection, "dry_run": False}
         )
         spec = await self._submitter.resolve(params)
+        # The rerun's card goes where the run's was, also when the click came from the requester's DM.
         new_id = await self._submitter.submit(
-            spec, actor=actor, channel_id=channel_id, response_url=response_url
+            spec, actor=actor, channel_id=request.channel_id or channel_id, response_url=response_url
         )
         await self._link(run, request, new_id, actor, len(chosen))
         return new_id
@@ -197,7 +202,7 @@ class RunControlService:
             for lane in lanes
         ]
         data = {"metadata": {"rerun_of": run.id, "statuses": sorted(status.value for status in only)}}
-        path = self._repo / rel
+        path = lane_path(self._repo, lanes[0].jobs_dir, rel)  # inside the run's folder, resolved
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**data, "tasks": entries}, indent=2) + "\n")
         return rel.as_posix()
@@ -206,18 +211,46 @@ class RunControlService:
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
-                raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
+                raise _not_a_run(run_id, await requests.get_request(session, run_id))
             request = await requests.get_request(session, run.request_id)
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)
 
-    def _authorize(self, run: Run, request: RunRequest, actor: Actor, action: str) -> None:
+    async def _authorize(self, run: Run, request: RunRequest, actor: Actor, action: str) -> None:
+        """A refusal is logged and kept in the run's audit trail before it is raised."""
         verdict = may_control(self._policy, Category(request.category), actor, request.requester, action)
         if not verdict.allowed:
+            await record_refusal(
+                self._store,
+                self._clock,
+                request,
+                action=action,
+                actor=actor.user_id,
+                reason=verdict.reason,
+                run_id=run.id,
+            )
             raise PolicyError(verdict.reason)
 
     async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:
         await outbox.tell_run(session, run_id, what=what, text=text, now=self._clock.now())
+
+
+def _not_a_run(number: int, request: RunRequest | None) -> UserInputError:
+    """`cancel 6` where #6 is still a request: say what it is and how to stop that instead."""
+    if request is None:
+        return UserInputError(f"there is no run #{number}", hint=STATUS_USAGE)
+    if request.state is RequestState.PENDING:
+        return UserInputError(
+            f"#{number} is a request waiting for approval, not a run; to stop it, click Reject on its "
+            "card (its requester, an approver or an admin may)",
+            hint=STATUS_USAGE,
+        )
+    return UserInputError(
+        f"#{number} is a request that was {request.state.value}; it never ran", hint=STATUS_USAGE
+    )
+
+
+STOP_REASON_SHOWN = 1500  # in the thread; the audit trail keeps the reason whole
 
 
 def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:
@@ -238,6 +271,7 @@ def _task_dir(task_path: str) -> str:
 
 
 def _stop_text(run_id: int, user: str, reason: str, drain: bool, dropped: int, running: int) -> str:
+    reason = escape(clip(reason, STOP_REASON_SHOWN))
     if drain:
         return (
             f":double_vertical_bar: <@{user}> is draining run #{run_id}: {reason}. No new pairs start "

@@ -16,8 +16,9 @@ from bot.slack.decisions import DecisionHandler
 from bot.slack.errors import describe
 from bot.slack.inflight import InFlight
 from bot.slack.listeners import approval, command, home, run_control
+from bot.slack.listeners.prologue import Prologue
 from bot.slack.notifier import Notifier
-from bot.slack.retry import retry_handlers
+from bot.slack.webclient import CALL_TIMEOUT_SECONDS, web_client
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +34,10 @@ class _OwnClientNote(logging.Filter):
 _OWN_CLIENT_NOTE = _OwnClientNote()
 
 
-def create_client(settings: Settings) -> AsyncWebClient:
-    """Honours SLACK_API_URL; retries 429 (Retry-After), and 5xx where a repeat cannot double a post."""
-    return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        retry_handlers=retry_handlers(),
-    )
+def create_client(settings: Settings, timeout: float = CALL_TIMEOUT_SECONDS) -> AsyncWebClient:
+    """Honours SLACK_API_URL; retries 429 (Retry-After), and 5xx where a repeat cannot double a post;
+    every call times out (`bot/slack/webclient.py`)."""
+    return web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, timeout)
 
 
 def create_app(
@@ -57,11 +55,12 @@ def create_app(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
     )
-    command.register(app, router, notifier, inflight)
-    home.register(app, home_service, notifier, inflight)
-    approval.register(app, decisions, notifier, inflight)
+    listen = Prologue(inflight, notifier)
+    command.register(app, router, listen)
+    home.register(app, home_service, listen)
+    approval.register(app, decisions, listen)
     if control_clicks is not None:
-        run_control.register(app, control_clicks, notifier, inflight)
+        run_control.register(app, control_clicks, listen)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

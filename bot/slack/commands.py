@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
+from bot.csb.command import LaunchConfig
 from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
-from bot.engine.dispatch import LaunchConfig
 from bot.services.control_args import (
     AUDIT_USAGE,
     CANCEL_USAGE,
@@ -18,8 +19,9 @@ from bot.services.control_args import (
     parse_cancel_args,
     parse_rerun_args,
     parse_resume_args,
+    parse_run_id,
 )
-from bot.services.queries import QueryService
+from bot.services.queries import QueryService, Viewer
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
@@ -30,10 +32,15 @@ from bot.slack.views.replies import (
     accounts_text,
     audit_text,
     checkout_values,
+    hidden_audit_text,
+    hidden_status_text,
     plan_text,
     status_text,
     suites_text,
 )
+from bot.store.availability import unavailable
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[SlashCommand, str], Awaitable[str | None]]
 
@@ -73,11 +80,13 @@ class CommandRouter:
             handler = self._handlers.get(line.name, self._not_yet)
             reply = await handler(command, line.args)
         except UserInputError as exc:
-            reply = describe(exc)
-            if not (exc.hint or "").startswith("/csb"):  # every input error ends with how to type it
-                reply += f"\nUsage: `{_usage_of(command.text)}`"
+            reply = describe(_with_own_usage(exc, command.text))
         except Exception as exc:
             reply = describe(exc)
+            if unavailable(exc):  # the outbox is in the same database: answer straight away
+                log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
+                await self._replies.ephemeral(command.response_url, reply, skip_outbox=True)
+                return
         if reply:
             await self._replies.ephemeral(command.response_url, reply)
 
@@ -92,7 +101,10 @@ class CommandRouter:
         params = parse_run_args(args)
         spec = await self._requests.resolve(params)
         if params.dry_run:
-            return plan_text(spec, await self._requests.preflight(spec), self._launch)
+            *first, last = plan_text(spec, await self._requests.preflight(spec), self._launch)
+            for part in first:  # a plan too long for one reply comes in parts, in order
+                await self._replies.ephemeral(command.response_url, part)
+            return last
         await self._requests.submit(
             spec,
             actor=await self._directory.actor(command.user_id),
@@ -106,16 +118,25 @@ class CommandRouter:
         return suites_text(task_file, suites)
 
     async def _status(self, command: SlashCommand, args: str) -> str | None:
+        viewer = await self._viewer(command)
         if args.strip():
             run_id = _run_id(args, STATUS_USAGE)
-            await self._queries.run_progress(run_id)  # a clear error for a run that does not exist
+            progress = await self._queries.run_progress(run_id, viewer)  # a clear error for no such run
+            if not progress.visible:
+                return hidden_status_text(progress)
             await self._replies.card_copy(command.response_url, run_id)
             return None
-        return status_text(await self._queries.active_runs())
+        return status_text(await self._queries.active_runs(viewer))
 
-    async def _audit(self, _command: SlashCommand, args: str) -> str:
+    async def _audit(self, command: SlashCommand, args: str) -> str:
         request_id = _run_id(args, AUDIT_USAGE)
-        return audit_text(request_id, await self._queries.audit_trail(request_id))
+        request, events = await self._queries.audit_trail(request_id, await self._viewer(command))
+        if events is None:
+            return hidden_audit_text(request_id, request.state.value)
+        return audit_text(request_id, events)
+
+    async def _viewer(self, command: SlashCommand) -> Viewer:
+        return Viewer(actor=await self._directory.actor(command.user_id), channel_id=command.channel_id)
 
     async def _cancel(self, command: SlashCommand, args: str) -> str:
         parsed = parse_cancel_args(args)
@@ -159,6 +180,17 @@ USAGES = {
 }
 
 
+def _with_own_usage(exc: UserInputError, text: str) -> UserInputError:
+    """Every input error ends with the usage of the command that was typed, not of another one."""
+    own = _usage_of(text)
+    hint = exc.hint or ""
+    if hint == own:
+        return exc
+    if hint and not hint.startswith("/csb"):  # a how-to-fix hint stays, the usage follows it
+        return UserInputError(f"{exc.message}\n{hint}", hint=own)
+    return UserInputError(exc.message, hint=own)
+
+
 def _usage_of(text: str) -> str:
     words = text.split(maxsplit=1)
     name = words[0].lower() if words else ""
@@ -166,7 +198,7 @@ def _usage_of(text: str) -> str:
 
 
 def _run_id(args: str, usage: str) -> int:
-    text = args.strip().lstrip("#")
-    if not text.isdigit():
-        raise UserInputError(f"expected a run number, got `{args.strip()[:40] or 'nothing'}`", hint=usage)
-    return int(text)
+    words = args.split()
+    if len(words) > 1:
+        raise UserInputError(f"expected one run number, got {len(words)} words", hint=usage)
+    return parse_run_id(words[0] if words else "", usage)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.domain.errors import CsbBotError
+from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.spec import RunSpec
 from bot.services.approvals import ApprovalService
+from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.slack.directory import Directory
@@ -25,7 +26,9 @@ class DecisionHandler:
         replies: ReplyService,
         directory: Directory,
         client: AsyncWebClient,
+        replays: ReplayGuard,
     ) -> None:
+        self._replays = replays
         self._approvals = approvals
         self._requests = requests
         self._replies = replies
@@ -33,8 +36,11 @@ class DecisionHandler:
         self._client = client
 
     async def approve(self, click: ButtonClick) -> None:
+        if not await self._first_time(click):
+            return
         try:
-            decision = await self._approvals.approve(click.row_id, await self._directory.actor(click.user_id))
+            actor = await self._directory.actor(click.user_id)
+            decision = await self._approvals.approve(click.row_id, click.revision, actor)
             reply = decision.message
         except Exception as exc:
             reply = describe(exc)
@@ -42,17 +48,21 @@ class DecisionHandler:
 
     async def open_reject(self, click: ButtonClick) -> None:
         """Reject asks for a reason first; the request must still be pending."""
+        if not await self._first_time(click):
+            return
         try:
             request = await self._requests.load(click.row_id)
-            self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
+            await self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
             await self._open(click, reject_modal(click.row_id, request.revision).to_dict())
         except Exception as exc:
             await self._reply(click, describe(exc))
 
     async def open_edit(self, click: ButtonClick) -> None:
+        if not await self._first_time(click):
+            return
         try:
             request = await self._requests.load(click.row_id)
-            self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
+            await self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
             params = RunSpec.model_validate_json(request.spec_json).params
             await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
         except Exception as exc:
@@ -93,6 +103,10 @@ class DecisionHandler:
             return exc.errors
         return None
 
+    async def _first_time(self, click: ButtonClick) -> bool:
+        """A replayed signed click (same user, element and action_ts) is ignored."""
+        return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
+
     async def _open(self, click: ButtonClick, view: dict[str, object]) -> None:
         await self._client.views_open(trigger_id=click.trigger_id, view=view)
 
@@ -102,8 +116,12 @@ class DecisionHandler:
             return
         if click.response_url:
             await self._replies.ephemeral(click.response_url, text)
-        elif click.value.isdigit():
-            await self._replies.ephemeral_in_card(int(click.value), click.user_id, text)
+        else:
+            try:
+                request_id = click.row_id
+            except UserInputError:
+                return  # a forged value: no card to answer in
+            await self._replies.ephemeral_in_card(request_id, click.user_id, text)
 
 
 def _field_for(message: str) -> str:

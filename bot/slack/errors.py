@@ -6,16 +6,25 @@ import logging
 import secrets
 
 from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
+from bot.domain.mrkdwn import escape
+from bot.store.availability import unavailable
 
 log = logging.getLogger(__name__)
+
+BUSY = ":hourglass: The bot is busy (its database did not answer in time); try again in a moment."
 
 
 def describe(exc: BaseException) -> str:
     """A reply for the person who triggered `exc`; logs what they must not see."""
     if isinstance(exc, UserInputError):
-        return f"{exc.message}\n{_usage(exc.hint)}" if exc.hint else exc.message
+        # It may echo what was typed: escaped, so `<!channel>` in a bad flag mentions no one.
+        message = escape(exc.message)
+        return f"{message}\n{_usage(escape(exc.hint))}" if exc.hint else message
     if isinstance(exc, PolicyError):
         return f":no_entry: {exc}"
+    if unavailable(exc):
+        log.warning("database unavailable: %s", exc)
+        return BUSY
     if isinstance(exc, InfraError):
         ref = _ref()
         log.error("infrastructure error ref=%s: %s", ref, exc)

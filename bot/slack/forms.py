@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.domain.errors import UserInputError
-from bot.domain.spec import RunParams
+from bot.domain.limits import REASON_CHARS
+from bot.domain.spec import FIELD_CHARS, RunParams
 from bot.slack.views.edit_modal import EDITABLE_FIELDS, VALUE_ACTION, field_block_id, field_kind
 from bot.slack.views.reject_modal import REASON_ACTION, REASON_BLOCK
 
@@ -27,6 +28,13 @@ def params_from_form(values: dict[str, dict[str, Any]]) -> RunParams:
         for field in EDITABLE_FIELDS
     }
     given = {field: value for field, value in raw.items() if value is not None}
+    too_long = {
+        field_block_id(field): f"At most {FIELD_CHARS[field]} characters; this is {len(value):,}."
+        for field, value in given.items()
+        if field in FIELD_CHARS and len(str(value)) > FIELD_CHARS[field]
+    }
+    if too_long:
+        raise FormErrors(too_long)
     try:
         return RunParams(**given)
     except ValidationError as exc:
@@ -41,6 +49,8 @@ def reason_from_form(values: dict[str, dict[str, Any]]) -> str:
     reason = str(values.get(REASON_BLOCK, {}).get(REASON_ACTION, {}).get("value") or "").strip()
     if len(reason) < 3:
         raise FormErrors({REASON_BLOCK: "Say why, in a few words: the requester sees it on the card."})
+    if len(reason) > REASON_CHARS:
+        raise FormErrors({REASON_BLOCK: f"At most {REASON_CHARS} characters; this is {len(reason):,}."})
     return reason
 
 

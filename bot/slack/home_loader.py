@@ -10,8 +10,9 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_approve
 from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.slack.render import load_run_card
+from bot.slack.views.format import code, plural
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
-from bot.store import homes, queue, runs
+from bot.store import homes, outbox, queue, runs
 from bot.store.models import RunRequest, RunState
 
 
@@ -23,6 +24,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
             requester=request.requester,
             summary=_summary(request),
             can_approve=may_approve(policy, Category(request.category), actor, request.requester).allowed,
+            revision=request.revision,
         )
         for request in await homes.pending_requests(session)
     ]
@@ -45,14 +47,15 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
             await _result(session, request, run.id or 0)
             for request, run in await homes.last_finished(session, "official")
         ],
+        set_aside=await outbox.count_set_aside(session) if user_id in policy.admins else None,
     )
 
 
 def _summary(request: RunRequest) -> str:
     spec = RunSpec.model_validate_json(request.spec_json)
     return (
-        f"`{spec.params.model}` on `{spec.suite_label}`: {len(spec.tasks)} tasks, "
-        f"`{spec.params.mode.value}`, `{request.category}`"
+        f"{code(spec.params.model, 100)} on {code(spec.suite_label, 100)}: "
+        f"{plural(len(spec.tasks), 'task')}, `{spec.params.mode.value}`, `{request.category}`"
     )
 
 

@@ -1,4 +1,5 @@
-"""Which thread milestones a run has reached: started, 25/50/75 %, storms of infrastructure retries.
+"""Which thread milestones a run has reached: started, past 25/50/75 % (naming the real share),
+storms of infrastructure failures (saying "retried" only when a retry is scheduled).
 
 A pause is announced by the engine itself, once.
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.slack.views.format import plural
 from bot.slack.views.run_card import RunCardView
 
 QUARTERS = (25, 50, 75)
@@ -27,24 +29,35 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
         found.append(
             Milestone(f"milestone:{run.run_id}:started", f":arrow_forward: Run #{run.run_id} started.")
         )
-    for quarter in QUARTERS:
-        # Only while the run is under way: a quarter first seen at the finish is news no more.
-        under_way = run.pairs_done < run.pairs_total and run.state != "finished"
-        if under_way and run.pairs_done * 100 >= quarter * run.pairs_total:
-            found.append(
-                Milestone(
-                    f"milestone:{run.run_id}:{quarter}",
-                    f":bar_chart: Run #{run.run_id} is {quarter} % done "
-                    f"({run.pairs_done}/{run.pairs_total} pairs).",
-                )
+    # Only while the run is under way: a quarter first seen at the finish is news no more. Only the
+    # highest quarter passed: two passed at once get one note, not two saying the same share.
+    under_way = run.pairs_done < run.pairs_total and run.state != "finished"
+    passed = [q for q in QUARTERS if under_way and run.pairs_done * 100 >= q * run.pairs_total]
+    if passed:
+        share = run.pairs_done * 100 // run.pairs_total  # the real share: 1 of 3 is 33 %, not 25 %
+        found.append(
+            Milestone(
+                f"milestone:{run.run_id}:{passed[-1]}",
+                f":bar_chart: Run #{run.run_id} is {share} % done "
+                f"({run.pairs_done}/{plural(run.pairs_total, 'pair')}).",
             )
+        )
     storms = infra_failures // RETRY_STORM_STEP
     if storms:
         found.append(
             Milestone(
                 f"milestone:{run.run_id}:infra:{storms}",
                 f":warning: Run #{run.run_id} has had {infra_failures} infrastructure failures; "
-                "they are retried with backoff.",
+                + _retry_words(run.lanes_retrying),
             )
         )
     return found
+
+
+def _retry_words(retrying: int) -> str:
+    """Says "retried" only when a retry is scheduled: with `retry_limit = 0`, or the limit reached,
+    a failed lane ends as errored."""
+    if retrying:
+        verb = "is" if retrying == 1 else "are"
+        return f"{plural(retrying, 'lane')} {verb} queued to be retried with backoff."
+    return "none is waiting for a retry: a lane past its retry limit ends as errored."

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.domain.errors import UserInputError
+
+# `<row id>` or `<request id>:<revision>`; ASCII digits only (`str.isdigit` accepts `²`, which int() refuses).
+_VALUE = re.compile(r"([0-9]{1,12})(?::([0-9]{1,9}))?")
+# A row id in modal metadata: ASCII digits that fit a 64-bit integer.
+_ROW_ID = re.compile(r"[0-9]{1,18}")
+
+
+def decision_value(request_id: int, revision: int) -> str:
+    """A card button's value: the request and the revision the card shows, so a click on an older
+    card is recognised (both numbers are loaded and checked again from the database)."""
+    return f"{request_id}:{revision}"
 
 
 class SlashCommand(BaseModel):
@@ -35,6 +47,7 @@ class ButtonClick(BaseModel):
     user_id: str
     action_id: str
     value: str
+    action_ts: str = ""
     channel_id: str | None = None
     response_url: str | None = None
     trigger_id: str | None = None
@@ -46,6 +59,7 @@ class ButtonClick(BaseModel):
             user_id=body["user"]["id"],
             action_id=action["action_id"],
             value=action.get("value", ""),
+            action_ts=str(action.get("action_ts", "")),
             channel_id=(body.get("channel") or {}).get("id"),
             response_url=body.get("response_url"),
             trigger_id=body.get("trigger_id"),
@@ -54,9 +68,19 @@ class ButtonClick(BaseModel):
     @property
     def row_id(self) -> int:
         """Button values are opaque row ids; anything else is a forged or stale click."""
-        if not self.value.isdigit():
+        return int(self._value_parts()[0])
+
+    @property
+    def revision(self) -> int | None:
+        """The request revision the clicked card showed; None for a button without one."""
+        revision = self._value_parts()[1]
+        return int(revision) if revision else None
+
+    def _value_parts(self) -> tuple[str, str | None]:
+        match = _VALUE.fullmatch(self.value)
+        if match is None:
             raise UserInputError("this button is not valid any more")
-        return int(self.value)
+        return match.group(1), match.group(2)
 
 
 def _unescape(text: str) -> str:
@@ -79,7 +103,7 @@ class ViewSubmission(BaseModel):
     def from_body(cls, body: dict[str, Any]) -> ViewSubmission:
         view = body["view"]
         request_id, _, revision = str(view.get("private_metadata", "")).partition(":")
-        if not (request_id.isdigit() and revision.isdigit()):
+        if not (_ROW_ID.fullmatch(request_id) and _ROW_ID.fullmatch(revision)):
             raise UserInputError("this form is not valid any more; open it again from the card")
         return cls(
             user_id=body["user"]["id"],

@@ -15,6 +15,7 @@ from bot.domain.policy import PolicyConfig, approvals_needed
 from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.services.checks import RequestChecks
 from bot.slack.views import CardView
+from bot.slack.views.format import plural
 from bot.slack.views.run_card import RunCardView
 from bot.store import approvals, queue, requests, runs
 from bot.store.models import Lane, RunRequest
@@ -42,8 +43,24 @@ async def load_card(
         decided_at=request.decided_at,
         reason=request.reason,
         run=await load_run_card(session, request.id, now),
+        rerun_of=await _rerun_note(session, request),
     )
     return request, view
+
+
+async def _rerun_note(session: AsyncSession, request: RunRequest) -> str | None:
+    """What the earlier run's lanes of these tasks ended as ("Rerun of #1: 2 failed, 0 errored lanes")."""
+    if request.rerun_of is None:
+        return None
+    tasks = {task.task_id for task in RunSpec.model_validate_json(request.spec_json).tasks}
+    lanes = [lane for lane in await runs.run_lanes(session, request.rerun_of) if lane.task_id in tasks]
+    counts = [
+        f"{sum(1 for lane in lanes if lane.state is status)} {status.value}"
+        for status in (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+    ]
+    if counts[-1].startswith("0 "):
+        counts.pop()  # timeouts are named only when there were some
+    return f"Rerun of #{request.rerun_of}: {', '.join(counts)} lanes ({plural(len(tasks), 'task')} run again)"
 
 
 async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> RunCardView | None:
@@ -67,6 +84,7 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
         lanes_queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),
         lanes_cancelled=sum(1 for lane in lanes if lane.state is LaneStatus.CANCELLED),
+        lanes_retrying=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED and lane.infra_failures),
         counts=dict(sorted(counts.items(), key=lambda item: item[0] != LaneRole.BASELINE.value)),
         queue_position=figures.position,
         eta_seconds=eta,

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.csb.command import jobs_dir
 from bot.csb.results import find_trial_result, trial_usage
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole, Mode, RunSpec
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.slack.views.report import ReportView
-from bot.store.models import Lane, Run, RunRequest
+from bot.store.models import Lane, Run, RunRequest, RunState
 
 _ABSENT = LaneResult(status=LaneStatus.CANCELLED)  # the lane a single-lane run does not have
 
@@ -25,11 +26,14 @@ def build_report_view(repo: Path, run: Run, request: RunRequest, lanes: Sequence
     single = {Mode.BASELINE_ONLY: LaneRole.BASELINE, Mode.FULL_ONLY: LaneRole.MCP}.get(spec.params.mode)
     return ReportView(
         run_id=run.id or 0,
-        run_dir=run.run_dir,
-        title=f"Run #{run.id} finished: {spec.suite_label}",
+        output_dir=jobs_dir(request.category, run.run_dir, "").rstrip("/"),
+        title=spec.suite_label,
         model=spec.params.model,
         pairs=outcomes,
         single_lane=single,
+        cancelled=run.state is RunState.CANCELLED,
+        stopped_by=run.stopped_by,
+        stop_reason=run.stop_reason,
     )
 
 
@@ -56,7 +60,24 @@ def _result(repo: Path, lane: Lane | None) -> LaneResult:
         input_tokens=_int(usage.get("input_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
         cost_usd=float(usage["cost_usd"]) if "cost_usd" in usage else None,
+        reason=lane_reason(lane),
     )
+
+
+def lane_reason(lane: Lane) -> str | None:
+    """Why a lane ended as it did: the exception's type and message when the trial raised one, else
+    what the bot saw (Harbor's exit without a result, the time limit) and where the lane's log is."""
+    if lane.state not in (LaneStatus.ERRORED, LaneStatus.TIMEOUT):
+        return lane.reason
+    if lane.exception_type:
+        if lane.reason and lane.exception_type not in lane.reason:
+            return f"{lane.exception_type}: {lane.reason}"
+        return lane.reason or lane.exception_type
+    reason = lane.reason or f"{lane.state.value} without a recorded reason"
+    if not lane.log_path:
+        return reason
+    head, _, evidence = reason.partition("; log: ")  # the log's telling line, when the bot found one
+    return f"{head}; log: {lane.log_path}" + (f"; it ends: {evidence}" if evidence else "")
 
 
 def _int(value: int | float | None) -> int | None:

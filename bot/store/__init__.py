@@ -1,7 +1,19 @@
 """Tables and the queries that change them; each module is one kind of row, each function one change."""
 
-from . import accounts, approvals, audit, homes, lanes, lease, outbox, queue, requests, runs
-from .db import Store
+from bot.store import (
+    accounts,
+    approvals,
+    audit,
+    homes,
+    interactions,
+    lanes,
+    lease,
+    outbox,
+    queue,
+    requests,
+    runs,
+)
+from bot.store.db import Store
 
 __all__ = [
     "Store",
@@ -9,6 +21,7 @@ __all__ = [
     "approvals",
     "audit",
     "homes",
+    "interactions",
     "lanes",
     "lease",
     "outbox",

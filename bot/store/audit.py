@@ -57,6 +57,14 @@ async def record_run(
     )
 
 
+async def editors(session: AsyncSession, request_id: int) -> set[str]:
+    """Everyone who edited the request: each is held to the requester's rules for what they shaped."""
+    rows = await session.execute(
+        select(AuditEvent.actor).where(AuditEvent.request_id == request_id, AuditEvent.action == "edited")
+    )
+    return set(rows.scalars())
+
+
 async def events_for(session: AsyncSession, request_id: int) -> list[AuditEvent]:
     rows = await session.execute(
         select(AuditEvent).where(AuditEvent.request_id == request_id).order_by(AuditEvent.id)

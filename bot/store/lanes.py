@@ -1,17 +1,17 @@
 """Lanes: claimed, started, stopped and settled by the engine, each change a guarded UPDATE.
 
-Batches (many lanes claimed or settled in one tick) are one statement run with many parameter sets,
-each row still guarded on the state it must be in.
+Batches (many lanes claimed or settled in one tick) are one statement each (a claim runs it with many
+parameter sets), every row still guarded on the state it must be in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import bindparam, case, func, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
@@ -161,36 +161,36 @@ class LaneEnd:
     exit_code: int | None
 
 
-async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: datetime) -> int:
-    """Running → final for many lanes in one statement (executemany); returns how many moved."""
+async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: datetime) -> set[int]:
+    """Running → final for many lanes in one statement; returns the ids of the lanes it moved.
+
+    One `UPDATE … WHERE state = 'running' … RETURNING id` (each column a `CASE` on the lane id), so a
+    caller that read a lane as running when another had already settled it learns exactly which of
+    its endings took effect, and counts nothing twice.
+    """
     if not ends:
-        return 0
+        return set()
     lanes = Lane.__table__.c  # type: ignore[attr-defined]
+    by_id = {end.lane_id: end for end in ends}
+
+    def per_lane(column: Any, value: Callable[[LaneEnd], object]) -> Any:
+        whens = {lane_id: literal(value(end), type_=column.type) for lane_id, end in by_id.items()}
+        return case(whens, value=lanes.id)
+
     statement = (
         update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id == bindparam("b_id"), lanes.state == LaneStatus.RUNNING)
+        .where(lanes.id.in_(list(by_id)), lanes.state == LaneStatus.RUNNING)
         .values(
-            state=bindparam("b_state", type_=lanes.state.type),
-            reward=bindparam("b_reward"),
-            exception_type=bindparam("b_exception_type"),
-            reason=bindparam("b_reason"),
-            exit_code=bindparam("b_exit_code"),
+            state=per_lane(lanes.state, lambda end: end.outcome.status),
+            reward=per_lane(lanes.reward, lambda end: end.outcome.reward),
+            exception_type=per_lane(lanes.exception_type, lambda end: end.outcome.exception_type),
+            reason=per_lane(lanes.reason, lambda end: end.outcome.reason),
+            exit_code=per_lane(lanes.exit_code, lambda end: end.exit_code),
             finished_at=now,
         )
+        .returning(lanes.id)
     )
-    params = [
-        {
-            "b_id": end.lane_id,
-            "b_state": end.outcome.status,
-            "b_reward": end.outcome.reward,
-            "b_exception_type": end.outcome.exception_type,
-            "b_reason": end.outcome.reason,
-            "b_exit_code": end.exit_code,
-        }
-        for end in ends
-    ]
-    result = await session.execute(statement, params)
-    return int(result.rowcount)
+    return set((await session.execute(statement)).scalars())
 
 
 async def requeue_lane(

@@ -51,7 +51,9 @@ class OutboxKind(StrEnum):
 class OutboxState(StrEnum):
     PENDING = "pending"
     SENT = "sent"
-    DEAD = "dead"  # Slack refused it for good (e.g. not_in_channel); the reason is in `error`
+    # Set aside: Slack refused it for a reason no retry fixes (e.g. not_in_channel, invalid_blocks), or it
+    # could not be rendered. The reason is in `error`; delivery goes on with the other rows.
+    DEAD = "dead"
 
 
 class RunRequest(SQLModel, table=True):
@@ -203,6 +205,9 @@ class OutboxItem(SQLModel, table=True):
     next_attempt_at: datetime = Field(sa_column=_time())
     created_at: datetime = Field(sa_column=_time())
     sent_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    # Written before each chat.postMessage: from then on Slack may hold the message even if its answer
+    # (or the sent mark) was lost, so every later attempt looks for it by `target` before posting.
+    post_attempted_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     error: str | None = None
 
 
@@ -229,3 +234,13 @@ class HomeViewer(SQLModel, table=True):
 
     user_id: str = Field(primary_key=True)
     opened_at: datetime = Field(sa_column=_time())
+
+
+class SeenInteraction(SQLModel, table=True):
+    """A signed click already handled. Slack's signature stays valid for five minutes, so a replayed
+    body is recognised by who clicked which element when (`action_ts`), in every bot process."""
+
+    __tablename__ = "seen_interactions"
+
+    key: str = Field(primary_key=True)  # "<user>:<action_id>:<action_ts>"
+    seen_at: datetime = Field(sa_column=_time())

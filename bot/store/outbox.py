@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.models import OutboxItem, OutboxKind, OutboxState
+from bot.store.models import OutboxItem, OutboxKind, OutboxState, RunRequest
 
 # Kinds whose send renders the current state (an edit or a publish), so sending again is harmless.
 REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME})
+# Replies in a card's thread: they go in the order things happened (see `thread_order`).
+THREAD_KINDS = frozenset({OutboxKind.NOTICE, OutboxKind.SUMMARY})
 
 
 async def enqueue(
@@ -53,14 +55,48 @@ async def enqueue(
     )
 
 
-async def due(session: AsyncSession, now: datetime, limit: int = 50) -> list[OutboxItem]:
+async def due(session: AsyncSession, now: datetime, limit: int = 50, after_id: int = 0) -> list[OutboxItem]:
+    """Rows to send now, oldest first; `after_id` pages on past rows already looked at."""
     rows = await session.execute(
         select(OutboxItem)
-        .where(OutboxItem.state == OutboxState.PENDING, OutboxItem.next_attempt_at <= now)
+        .where(
+            OutboxItem.state == OutboxState.PENDING,
+            OutboxItem.next_attempt_at <= now,
+            OutboxItem.id > after_id,  # type: ignore[operator]
+        )
         .order_by(OutboxItem.id)
         .limit(limit)
     )
     return list(rows.scalars())
+
+
+async def channels_of(session: AsyncSession, items: list[OutboxItem]) -> dict[int, str]:
+    """The channel of each row's request, by request id: rows of one channel go in order."""
+    wanted = {thread for thread in map(thread_of, items) if thread is not None}
+    if not wanted:
+        return {}
+    rows = await session.execute(
+        select(RunRequest.id, RunRequest.channel_id).where(RunRequest.id.in_(wanted))  # type: ignore[union-attr]
+    )
+    return {int(request_id): channel for request_id, channel in rows.all()}
+
+
+async def get_due(session: AsyncSession, item_id: int, now: datetime) -> OutboxItem | None:
+    """The row as it is now, if it is still to send: another delivery round may have sent it since it
+    was listed, or bumped its generation."""
+    rows = await session.execute(
+        select(OutboxItem).where(
+            OutboxItem.id == item_id,
+            OutboxItem.state == OutboxState.PENDING,
+            OutboxItem.next_attempt_at <= now,
+        )
+    )
+    return rows.scalars().first()
+
+
+async def note_post_attempt(session: AsyncSession, item_id: int, now: datetime) -> None:
+    """Before a chat.postMessage: from now on a re-send looks for the message first."""
+    await session.execute(update(OutboxItem).where(OutboxItem.id == item_id).values(post_attempted_at=now))
 
 
 async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> bool:
@@ -81,10 +117,19 @@ async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> b
     return False
 
 
-async def mark_dead(session: AsyncSession, item_id: int, error: str) -> None:
+async def set_aside(session: AsyncSession, item_id: int, error: str) -> None:
+    """Give the row up with its reason: Slack refused it for good, or it cannot be rendered."""
     await session.execute(
         update(OutboxItem).where(OutboxItem.id == item_id).values(state=OutboxState.DEAD, error=error)
     )
+
+
+async def count_set_aside(session: AsyncSession) -> int:
+    """Rows given up, for the admins' App Home: each one is a message somebody did not get."""
+    rows = await session.execute(
+        select(func.count()).select_from(OutboxItem).where(OutboxItem.state == OutboxState.DEAD)
+    )
+    return int(rows.scalar_one())
 
 
 async def postpone(
@@ -108,18 +153,52 @@ async def exists(session: AsyncSession, target: str) -> bool:
     return rows.first() is not None
 
 
-async def has_pending_notices(session: AsyncSession, request_id: int) -> bool:
-    """Thread notices still to send for this request; the final report waits for them, to stay last."""
+def thread_of(item: OutboxItem) -> int | None:
+    """The request whose card thread the row belongs to (a run's id is its request's)."""
+    return item.request_id if item.request_id is not None else item.run_id
+
+
+def thread_order(item: OutboxItem) -> tuple[datetime, int, int]:
+    """When it happened, then: a run's start opens its thread and its report closes it, then row order."""
+    if item.kind is OutboxKind.SUMMARY:
+        rank = 2
+    elif item.target.endswith(":started"):
+        rank = 0
+    else:
+        rank = 1
+    return item.created_at, rank, item.id or 0
+
+
+async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> OutboxItem | None:
+    """The first reply that happened before `item` and still waits to go in the same thread, if any.
+    Rows set aside are not pending, so they never hold a thread up."""
+    thread = thread_of(item)
+    if item.kind not in THREAD_KINDS or thread is None:
+        return None
     rows = await session.execute(
-        select(OutboxItem.id)
-        .where(
-            OutboxItem.request_id == request_id,
-            OutboxItem.kind == OutboxKind.NOTICE,
+        select(OutboxItem).where(
             OutboxItem.state == OutboxState.PENDING,
+            OutboxItem.kind.in_(list(THREAD_KINDS)),
+            func.coalesce(OutboxItem.request_id, OutboxItem.run_id) == thread,
+            OutboxItem.id != item.id,
         )
-        .limit(1)
     )
-    return rows.first() is not None
+    mine = thread_order(item)
+    return min((r for r in rows.scalars() if thread_order(r) < mine), key=thread_order, default=None)
+
+
+async def pending_threads(session: AsyncSession, now: datetime) -> list[int]:
+    """Requests with thread replies due now: their milestones are brought up to date before any goes."""
+    rows = await session.execute(
+        select(func.coalesce(OutboxItem.request_id, OutboxItem.run_id))
+        .where(
+            OutboxItem.state == OutboxState.PENDING,
+            OutboxItem.kind.in_(list(THREAD_KINDS)),
+            OutboxItem.next_attempt_at <= now,
+        )
+        .distinct()
+    )
+    return [int(thread) for thread in rows.scalars() if thread is not None]
 
 
 def status_target(run_id: int) -> str:

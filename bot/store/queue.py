@@ -1,12 +1,15 @@
 """Queue position and ETA of a run, for the status card: read-only figures from the lanes table.
 
 The ETA is a rough forecast: the work ahead (queued lanes of runs ahead in the queue, half of every
-running lane) spread over the slot pool, at the mean duration of recently finished lanes.
+running lane) spread over the slot pool, at the mean duration of recently finished comparable lanes:
+of the same suites, else of the same model. Until there are any, the ETA is unknown (None), since
+lanes of another suite or model can take ten times as long.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -40,10 +43,29 @@ async def eta_seconds(session: AsyncSession, run_id: int, slots: int | None = No
     return figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
 
 
-async def mean_lane_seconds(session: AsyncSession, sample: int = DURATION_SAMPLE) -> float | None:
+async def mean_lane_seconds(
+    session: AsyncSession, run: Run | None = None, sample: int = DURATION_SAMPLE
+) -> float | None:
+    """Mean duration of recent finished lanes comparable to `run`'s (any lanes without a run)."""
+    if run is None:
+        return await _mean_seconds(session, sample)
+    suites = (await session.execute(select(Lane.suite).where(Lane.run_id == run.id).distinct())).scalars()
+    same_suite = await _mean_seconds(session, sample, Lane.suite.in_(list(suites)))
+    if same_suite is not None:
+        return same_suite
+    same_model = Lane.run_id.in_(select(Run.id).where(Run.model == run.model))
+    return await _mean_seconds(session, sample, same_model)
+
+
+async def _mean_seconds(session: AsyncSession, sample: int, *where: Any) -> float | None:
     rows = await session.execute(
         select(Lane.started_at, Lane.finished_at)
-        .where(Lane.state.in_(list(_MEASURED)), Lane.started_at.is_not(None), Lane.finished_at.is_not(None))
+        .where(
+            Lane.state.in_(list(_MEASURED)),
+            Lane.started_at.is_not(None),
+            Lane.finished_at.is_not(None),
+            *where,
+        )
         .order_by(Lane.finished_at.desc())
         .limit(sample)
     )
@@ -56,7 +78,7 @@ async def queue_figures(session: AsyncSession, run_id: int, slots: int | None = 
     if run is None or run.state.is_final:
         return QueueFigures(position=None, start_eta_sec=None, finish_eta_sec=None)
     position = await queue_position(session, run_id)
-    mean = await mean_lane_seconds(session)
+    mean = await mean_lane_seconds(session, run)
     if mean is None:
         return QueueFigures(position=position, start_eta_sec=None, finish_eta_sec=None)
     pool = slots or await _published_slots(session)

@@ -47,6 +47,26 @@ async def decide(
     return result.rowcount == 1
 
 
+async def hold_revision(session: AsyncSession, request_id: int, revision: int) -> bool:
+    """Within an approval's transaction: True only while the request is pending at exactly `revision`.
+
+    A guarded no-op UPDATE rather than a read, so it takes the row's write lock on every database: an
+    Edit committing between this check and the approval's insert waits, and an approval can never count
+    for parameters other than those on the card that was clicked.
+    """
+    result = await session.execute(
+        update(RunRequest)
+        .where(
+            RunRequest.id == request_id,
+            RunRequest.state == RequestState.PENDING,
+            RunRequest.revision == revision,
+        )
+        .values(revision=revision)
+        .returning(RunRequest.id)
+    )
+    return result.first() is not None
+
+
 async def revise(
     session: AsyncSession,
     request_id: int,

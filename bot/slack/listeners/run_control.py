@@ -9,14 +9,15 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.errors import CsbBotError, UserInputError
+from bot.domain.limits import REASON_CHARS
 from bot.services.control_args import RERUNNABLE
+from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
 from bot.slack.errors import describe
 from bot.slack.ids import ActionId, CallbackId
-from bot.slack.inflight import InFlight
-from bot.slack.notifier import Notifier
+from bot.slack.listeners.prologue import Prologue
 from bot.slack.payloads import ButtonClick
 from bot.slack.views.cancel_modal import (
     MODE_ACTION,
@@ -59,8 +60,14 @@ class RunControlClicks:
     """What the buttons and the modal do, each failure turned into words for the clicker."""
 
     def __init__(
-        self, control: RunControlService, replies: ReplyService, directory: Directory, client: AsyncWebClient
+        self,
+        control: RunControlService,
+        replies: ReplyService,
+        directory: Directory,
+        client: AsyncWebClient,
+        replays: ReplayGuard,
     ) -> None:
+        self._replays = replays
         self._control = control
         self._replies = replies
         self._directory = directory
@@ -68,6 +75,8 @@ class RunControlClicks:
 
     async def open_cancel(self, click: ButtonClick) -> None:
         """Authorise at click time, then ask how and why; a refusal names who may."""
+        if not await self._first_time(click):
+            return
         try:
             target = await self._control.stop_target(click.row_id, await self._directory.actor(click.user_id))
             view = cancel_modal(target.run_id, target.run_dir, target.running, target.queued)
@@ -79,6 +88,8 @@ class RunControlClicks:
         """Errors that keep the modal open (checked before the ack: a quick read); None when it may close."""
         if len(form.reason) < 3:
             return {REASON_BLOCK: "Say why the run is stopped (at least 3 characters)."}
+        if len(form.reason) > REASON_CHARS:
+            return {REASON_BLOCK: f"At most {REASON_CHARS} characters; this is {len(form.reason):,}."}
         try:
             await self._control.stop_target(form.run_id, await self._directory.actor(form.user_id))
         except CsbBotError as exc:
@@ -95,6 +106,8 @@ class RunControlClicks:
 
     async def rerun_failed(self, click: ButtonClick) -> None:
         """A new request over the run's failed, errored and timed-out tasks; its card is the answer."""
+        if not await self._first_time(click):
+            return
         try:
             await self._control.rerun(
                 click.row_id,
@@ -106,30 +119,23 @@ class RunControlClicks:
         except Exception as exc:
             await self._replies.ephemeral(click.response_url, describe(exc))
 
+    async def _first_time(self, click: ButtonClick) -> bool:
+        """A replayed signed click (same user, element and action_ts) is ignored."""
+        return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
 
-def register(app: AsyncApp, clicks: RunControlClicks, notifier: Notifier, inflight: InFlight) -> None:
+
+def register(app: AsyncApp, clicks: RunControlClicks, listen: Prologue) -> None:
     @app.action(ActionId.CANCEL.value)
     async def on_cancel(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            await ack()
-            await clicks.open_cancel(ButtonClick.from_body(body))
-        notifier.kick()
+        await listen.run(ack, body, lambda: clicks.open_cancel(ButtonClick.from_body(body)), at_once=True)
 
     @app.view(CallbackId.CANCEL.value)
     async def on_cancel_submit(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            form = CancelSubmission.from_body(body)
-            errors = await clicks.validate_cancel(form)
-            if errors:
-                await ack(response_action="errors", errors=errors)
-                return
-            await ack()
-            await clicks.submit_cancel(form)
-        notifier.kick()
+        form = CancelSubmission.from_body(body)
+        await listen.submit(
+            ack, body, lambda: clicks.validate_cancel(form), lambda: clicks.submit_cancel(form)
+        )
 
     @app.action(ActionId.RERUN_FAILED.value)
     async def on_rerun_failed(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            await ack()
-            await clicks.rerun_failed(ButtonClick.from_body(body))
-        notifier.kick()
+        await listen.run(ack, body, lambda: clicks.rerun_failed(ButtonClick.from_body(body)))

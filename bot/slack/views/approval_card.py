@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,13 +18,31 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.domain.spec import RunSpec
-from bot.services.checks import RequestChecks
+from bot.services.checks import CheckLine, RequestChecks
 from bot.slack.ids import ActionId
-from bot.slack.views.format import SECTION_LIMIT, suite_text, user, when
+from bot.slack.payloads import decision_value
+from bot.slack.views.format import (
+    CONTEXT_LIMIT,
+    FIELD_LIMIT,
+    MESSAGE_TEXT_LIMIT,
+    SECTION_LIMIT,
+    clip,
+    code,
+    escape,
+    plural,
+    shown,
+    suite_text,
+    user,
+    when,
+)
 from bot.slack.views.run_card import RunCardView, run_blocks
 from bot.store.models import RequestState
 
 MISSING_SHOWN = 10
+CHECK_SHOWN = 1000  # one preflight finding (a script's words, a list of missing folders)
+REASON_SHOWN = 1500  # a reason on the card; the audit trail keeps it whole
+# Harbor's model string: `<provider>/<name>` (LiteLLM's), no spaces; anything else is flagged.
+_MODEL_SHAPE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.:@/+-]+")
 
 
 @dataclass(frozen=True)
@@ -43,13 +62,19 @@ class CardView:
     decided_at: datetime | None = None
     reason: str | None = None
     run: RunCardView | None = None  # once approved, the card is the run's status card
+    rerun_of: str | None = None  # "Rerun of #1: 2 failed, 0 errored lanes" when it reruns failures
 
 
 def approval_card(card: CardView) -> list[Block]:
     blocks: list[Block] = [
         HeaderBlock(text=f"CSB run request #{card.request_id}"),
-        SectionBlock(fields=_parameter_fields(card.spec)),
     ]
+    if card.rerun_of:
+        blocks.append(_text(f":repeat: {card.rerun_of}"))
+    blocks.append(SectionBlock(fields=_parameter_fields(card.spec)))
+    warning = model_warning(card.spec.params.model)
+    if warning:
+        blocks.append(_text(warning))
     if card.checks.unpaired_override:
         blocks.append(
             _text(
@@ -74,24 +99,35 @@ def approval_card(card: CardView) -> list[Block]:
 def card_fallback_text(card: CardView) -> str:
     """The notification text: what a push or a screen reader says for the card."""
     spec = card.spec
-    return (
-        f"CSB run request #{card.request_id} ({card.state.value}): {spec.params.model} on "
-        f"{spec.suite_label}, {len(spec.tasks)} tasks"
+    text = (
+        f"CSB run request #{card.request_id} ({card.state.value}): {shown(spec.params.model)} on "
+        f"{shown(spec.suite_label)}, {plural(len(spec.tasks), 'task')}"
+    )
+    return clip(text, MESSAGE_TEXT_LIMIT)
+
+
+def model_warning(model: str) -> str | None:
+    """A model string Harbor would not take as `<provider>/<name>` is flagged before anyone approves it."""
+    if _MODEL_SHAPE.fullmatch(model):
+        return None
+    return escape(
+        ":warning: The model is not of the form `<provider>/<name>` "
+        "(e.g. `anthropic/claude-haiku-4-5-20251001`); Harbor may not run it as meant."
     )
 
 
 def _parameter_fields(spec: RunSpec) -> list[MarkdownTextObject]:
     params = spec.params
-    parallel = f"{spec.parallel} slots" + ("" if params.parallel else " (default)")
+    parallel = plural(spec.parallel, "slot") + ("" if params.parallel else " (default)")
     pairs = [
-        ("Model", f"`{params.model}`"),
+        ("Model", code(params.model, FIELD_LIMIT // 2)),
         ("Suite", suite_text(spec)),
-        ("Config", f"`{params.mode.value}` · full config `{params.full_config}`"),
+        ("Config", f"`{params.mode.value}` · full config {code(params.full_config)}"),
         ("Parallel", parallel),
         ("Category", f"`{params.category.value}`"),
-        ("Tasks", f"{len(spec.tasks)} tasks · {spec.lane_count} lanes"),
+        ("Tasks", f"{plural(len(spec.tasks), 'task')} · {plural(spec.lane_count, 'lane')}"),
     ]
-    return [MarkdownTextObject(text=f"*{name}*\n{value}") for name, value in pairs]
+    return [MarkdownTextObject(text=clip(f"*{name}*\n{value}", FIELD_LIMIT)) for name, value in pairs]
 
 
 def _checks(checks: RequestChecks) -> list[Block]:
@@ -103,17 +139,23 @@ def _checks(checks: RequestChecks) -> list[Block]:
 
 def check_lines(checks: RequestChecks) -> list[str]:
     """One line per preflight finding and the pairing guard, as the card and `--dry-run` show them."""
-    lines = [
-        f"{':white_check_mark:' if line.ok else (':x:' if line.blocking else ':warning:')} {line.message}"
-        for line in checks.lines
-    ]
+    lines = [f"{_mark(line)} {shown(line.message, CHECK_SHOWN)}" for line in checks.lines]
     if checks.missing_counterparts:
         missing = checks.missing_counterparts
-        shown = ", ".join(f"`{task}`" for task in missing[:MISSING_SHOWN])
+        listed = ", ".join(code(task, 100) for task in missing[:MISSING_SHOWN])
         more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
         mark = ":warning:" if checks.unpaired_override else ":x:"
-        lines.append(f"{mark} No clean counterpart result for {len(missing)} task(s): {shown}{more}")
+        lines.append(f"{mark} No clean counterpart result for {plural(len(missing), 'task')}: {listed}{more}")
     return lines
+
+
+def _mark(line: CheckLine) -> str:
+    """✅ only for a check that ran and passed; one that did not run says so."""
+    if line.skipped:
+        return ":heavy_minus_sign: _skipped:_"
+    if line.ok:
+        return ":white_check_mark:"
+    return ":x:" if line.blocking else ":warning:"
 
 
 def _context(card: CardView) -> Block:
@@ -124,7 +166,7 @@ def _context(card: CardView) -> Block:
     ]
     if card.state is RequestState.PENDING and card.expires_at:
         parts.append(f"expires {when(card.expires_at)}")
-    return ContextBlock(elements=[MarkdownTextObject(text=" · ".join(parts))])
+    return ContextBlock(elements=[MarkdownTextObject(text=clip(" · ".join(parts), CONTEXT_LIMIT))])
 
 
 def _decision(card: CardView) -> Block:
@@ -140,22 +182,21 @@ def _decision(card: CardView) -> Block:
             "It can no longer be approved; request it again."
         )
     by = "the bot" if card.decided_by == "csb-bot" else user(card.decided_by or "?")
-    reason = f": {card.reason}" if card.reason else ""
+    reason = f": {shown(card.reason, REASON_SHOWN)}" if card.reason else ""
     return _text(f":x: *Rejected* by {by} {at}{reason}")
 
 
 def _pending(card: CardView) -> Block:
     blocking = card.checks.blocking_reasons
+    value = decision_value(card.request_id, card.revision)
     buttons: list[ButtonElement] = []
     if not blocking:
         buttons.append(
-            ButtonElement(
-                text="Approve", action_id=ActionId.APPROVE, value=str(card.request_id), style="primary"
-            )
+            ButtonElement(text="Approve", action_id=ActionId.APPROVE, value=value, style="primary")
         )
     buttons += [
-        ButtonElement(text="Reject", action_id=ActionId.REJECT, value=str(card.request_id), style="danger"),
-        ButtonElement(text="Edit", action_id=ActionId.EDIT, value=str(card.request_id)),
+        ButtonElement(text="Reject", action_id=ActionId.REJECT, value=value, style="danger"),
+        ButtonElement(text="Edit", action_id=ActionId.EDIT, value=value),
     ]
     return ActionsBlock(block_id=f"decision:{card.request_id}:{card.revision}", elements=buttons)
 
@@ -165,7 +206,8 @@ def pending_note(card: CardView) -> str | None:
     if card.state is not RequestState.PENDING:
         return None
     if card.checks.blocking_reasons:
-        return ":no_entry: *Approve is disabled*: " + "; ".join(card.checks.blocking_reasons)
+        reasons = "; ".join(shown(reason, CHECK_SHOWN) for reason in card.checks.blocking_reasons)
+        return ":no_entry: *Approve is disabled*: " + reasons
     if card.approvals_needed > 1 or card.approvals:
         who = ", ".join(user(u) for u in card.approvals) or "none yet"
         return f"Approvals: {len(card.approvals)} of {card.approvals_needed} ({who})"
@@ -173,4 +215,4 @@ def pending_note(card: CardView) -> str | None:
 
 
 def _text(text: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=text[:SECTION_LIMIT]))
+    return SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))

@@ -13,6 +13,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.slack.ids import CallbackId
+from bot.slack.views.format import code, plural
 
 MODE_BLOCK = "cancel.mode"
 MODE_ACTION = "value"
@@ -43,7 +44,8 @@ def cancel_modal(run_id: int, run_dir: str, running: int, queued: int) -> View:
         blocks=[
             SectionBlock(
                 text=MarkdownTextObject(
-                    text=f"*Run #{run_id}* `{run_dir}`: {running} lanes running, {queued} queued."
+                    text=f"*Run #{run_id}* {code(run_dir)}: "
+                    f"{plural(running, 'lane')} running, {queued} queued."
                 )
             ),
             InputBlock(

@@ -1,13 +1,41 @@
-"""Small text helpers shared by the views."""
+"""Small text functions shared by the views: escaping, cutting to Slack's limits, dates and plurals.
+
+Every string a user typed or a file supplied goes through `shown` (or `escape`) before it enters
+mrkdwn: Slack turns `<!channel>` and `<https://x|label>` into a live mention and link even inside
+backticks. Every text is cut to the limit of the place it goes (`clip`), so no view is ever refused.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import RunSpec
 
+# Slack's limits (api.slack.com/reference/block-kit), as slack_sdk and the playground enforce them.
 SECTION_LIMIT = 3000
+FIELD_LIMIT = 2000
+CONTEXT_LIMIT = 2000
+HEADER_LIMIT = 150
+BUTTON_LIMIT = 75
+MESSAGE_TEXT_LIMIT = 40_000
+VALUE_LIMIT = 300  # one user-supplied value inline (model, path, reason on a card line)
+
+
+def shown(value: str, limit: int = VALUE_LIMIT) -> str:
+    """A user-supplied value for mrkdwn: cut to `limit` characters as typed, then escaped."""
+    return escape(clip(value, limit))
+
+
+def code(value: str, limit: int = VALUE_LIMIT) -> str:
+    """A value in backticks (copyable); a backtick inside would end the code span, so it becomes ʼ."""
+    return f"`{shown(value.replace('`', 'ʼ'), limit)}`"
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """The count with its noun, singular for one ("1 task", "2 tasks"); `words` for irregular plurals."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
 def user(user_id: str) -> str:
@@ -30,8 +58,8 @@ def lane_word(status: LaneStatus) -> str:
 
 def suite_text(spec: RunSpec) -> str:
     if spec.params.suite:
-        return f"`{spec.params.suite}` from `{spec.task_file}`"
-    return f"`{spec.task_file}`"
+        return f"{code(spec.params.suite)} from {code(spec.task_file)}"
+    return code(spec.task_file)
 
 
 def chunk_lines(lines: list[str], limit: int = SECTION_LIMIT) -> list[str]:
@@ -39,7 +67,7 @@ def chunk_lines(lines: list[str], limit: int = SECTION_LIMIT) -> list[str]:
     chunks: list[str] = []
     current = ""
     for line in lines:
-        line = line[: limit - 1]
+        line = clip(line, limit)
         candidate = f"{current}\n{line}" if current else line
         if len(candidate) > limit:
             chunks.append(current)

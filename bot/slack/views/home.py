@@ -18,7 +18,8 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.slack.ids import ActionId
-from bot.slack.views.format import user
+from bot.slack.payloads import decision_value
+from bot.slack.views.format import SECTION_LIMIT, clip, code, plural, user
 from bot.slack.views.run_card import progress_bar
 
 MAX_BLOCKS = 100  # Slack's limit for a home tab
@@ -28,8 +29,9 @@ MAX_BLOCKS = 100  # Slack's limit for a home tab
 class HomeRequest:
     request_id: int
     requester: str
-    summary: str  # "`model` on `suite`: N tasks, category"
+    summary: str  # "`model` on `suite`: N tasks, category", mrkdwn with every value escaped
     can_approve: bool
+    revision: int = 1
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class HomeView:
     lanes_running: int
     slots: int | None
     official: Sequence[HomeResult]
+    set_aside: int | None = None  # outbox rows given up; shown to admins only
 
 
 def home_tab(home: HomeView) -> View:
@@ -68,11 +71,12 @@ def home_tab(home: HomeView) -> View:
     blocks += [DividerBlock(), *_my_runs(home.my_runs)]
     blocks += [DividerBlock(), _queue(home)]
     blocks += [DividerBlock(), *_official(home.official)]
+    blocks += [] if home.set_aside is None else [_section(f"*Messages set aside*: {home.set_aside}")]
     return View(type="home", blocks=blocks[:MAX_BLOCKS])
 
 
 def _section(text: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=text[:3000]))
+    return SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))
 
 
 def _waiting(waiting: Sequence[HomeRequest]) -> list[Block]:
@@ -89,13 +93,13 @@ def _waiting(waiting: Sequence[HomeRequest]) -> list[Block]:
                     ButtonElement(
                         text="Approve",
                         action_id=ActionId.APPROVE,
-                        value=str(request.request_id),
+                        value=decision_value(request.request_id, request.revision),
                         style="primary",
                     ),
                     ButtonElement(
                         text="Reject",
                         action_id=ActionId.REJECT,
-                        value=str(request.request_id),
+                        value=decision_value(request.request_id, request.revision),
                         style="danger",
                     ),
                 ],
@@ -108,8 +112,9 @@ def _my_runs(my_runs: Sequence[HomeRun]) -> list[Block]:
     if not my_runs:
         return [_section("*Your runs*\nNone yet. `/csb run` in a channel starts one.")]
     lines = [
-        f"• *#{run.run_id}* `{run.suite_label}` {run.state}: "
-        f"`{progress_bar(run.pairs_done, run.pairs_total, 10)}` {run.pairs_done}/{run.pairs_total} pairs"
+        f"• *#{run.run_id}* {code(run.suite_label, 100)} {run.state}: "
+        f"`{progress_bar(run.pairs_done, run.pairs_total, 10)}` "
+        f"{run.pairs_done}/{plural(run.pairs_total, 'pair')}"
         for run in my_runs
     ]
     return [_section("*Your runs*\n" + "\n".join(lines))]
@@ -134,6 +139,8 @@ def _official(results: Sequence[HomeResult]) -> list[Block]:
     if not results:
         return [_section("*Latest official results*\nNo official run has finished yet.")]
     lines = [
-        f"• *#{r.run_id}* `{r.suite_label}` `{r.model}`: baseline {r.baseline} · MCP {r.mcp}" for r in results
+        f"• *#{r.run_id}* {code(r.suite_label, 100)} {code(r.model, 100)}: "
+        f"baseline {r.baseline} · MCP {r.mcp}"
+        for r in results
     ]
     return [_section("*Latest official results*\n" + "\n".join(lines))]

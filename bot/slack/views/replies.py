@@ -3,39 +3,47 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
 
-from bot.csb.command import lane_command, model_short, shell_line
+from bot.csb.command import LaunchConfig, lane_command, model_short, shell_line
 from bot.csb.lane_env import instruction_variant
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.spec import Category, LaneRole, RunSpec
-from bot.engine.lane_launch import LaunchConfig
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
-from bot.slack.views.format import SECTION_LIMIT, suite_text, user, when
-from bot.slack.views.run_card import duration
+from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, plural, shown, suite_text, user, when
+from bot.slack.views.run_card import eta_text
 from bot.store.models import AuditEvent
 
 PLAN_COMMANDS_SHOWN = 2  # tasks whose lane commands a dry run prints
 
 
 def _fit(lines: Sequence[str]) -> str:
-    text = "\n".join(lines)
-    return text if len(text) <= SECTION_LIMIT else text[: SECTION_LIMIT - 2] + " …"
+    """One reply: whole lines up to Slack's section limit, then how many lines were left out."""
+    kept: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        if used + len(line) + 1 > SECTION_LIMIT - 60:
+            kept.append(f"… and {plural(len(lines) - index, 'more line')} not shown")
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join(kept)
 
 
-def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str:
-    """`--dry-run`: what approval would launch (lane commands as the engine runs them), requesting nothing."""
+def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> list[str]:
+    """`--dry-run`: what approval would launch (lane commands as the engine runs them), requesting
+    nothing. As many replies as it takes, each of whole lines, so nothing is cut mid-sentence."""
     params = spec.params
     lines = [
-        f"*Dry run* (nothing was requested): `{params.mode.value}` run of `{params.model}` "
+        f"*Dry run* (nothing was requested): `{params.mode.value}` run of {code(params.model)} "
         f"on {suite_text(spec)}",
-        f"{len(spec.tasks)} tasks · {spec.lane_count} lanes · {spec.parallel} slots · "
-        f"category `{params.category.value}`",
-        "Tasks per suite: " + ", ".join(f"`{suite}` {count}" for suite, count in sorted(spec.suites.items())),
-        "Lanes: " + ", ".join(f"{lane.role.value} `{lane.config}`" for lane in spec.lanes),
+        f"{plural(len(spec.tasks), 'task')} · {plural(spec.lane_count, 'lane')} · "
+        f"{plural(spec.parallel, 'slot')} · category `{params.category.value}`",
+        "Tasks per suite: "
+        + ", ".join(f"{code(suite)} {count}" for suite, count in sorted(spec.suites.items())),
+        "Lanes: " + ", ".join(f"{lane.role.value} {code(lane.config)}" for lane in spec.lanes),
         "First lane commands (cwd: the CSB checkout):",
     ]
     short = model_short(params.model)
@@ -52,7 +60,7 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str
             )
             variant = instruction_variant(lane.config, mcp_lane=lane.role is LaneRole.MCP)
             shown = {"BASELINE_MCP_TYPE": lane.mcp_type, "INSTRUCTION_VARIANT": variant}
-            lines.append(f"`{shell_line(argv, shown)}`")
+            lines.append(code(shell_line(argv, shown), SECTION_LIMIT // 2))
     if any(lane.role is LaneRole.MCP for lane in spec.lanes):
         lines.append(
             "(An MCP lane, and an artifact baseline, runs a copy of its task with its Dockerfile variant "
@@ -61,7 +69,7 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> str
     lines += ["*Preflight*", *check_lines(checks)]
     if checks.blocking_reasons:
         lines.append(":x: As it stands this request could not be approved.")
-    return _fit(lines)
+    return chunk_lines(lines)
 
 
 def checkout_values(
@@ -77,8 +85,8 @@ def checkout_values(
     return "\n".join(
         [
             "*In this checkout*",
-            f"• suites in `{task_file}`: " + ", ".join(f"`{key}`" for key in sorted(suites)),
-            "• `--full-config`: " + ", ".join(f"`{name}`" for name in full_configs),
+            f"• suites in {code(task_file)}: " + ", ".join(code(key) for key in sorted(suites)),
+            "• `--full-config`: " + ", ".join(code(name) for name in full_configs),
             f"• `--parallel`: {bounds}; a paired run needs at least 2",
         ]
     )
@@ -86,8 +94,8 @@ def checkout_values(
 
 def suites_text(task_file: str, suites: dict[str, int]) -> str:
     total = sum(suites.values())
-    lines = [f"*Suites in `{task_file}`* ({total} tasks)"]
-    lines += [f"• `{key}` {count}" for key, count in sorted(suites.items())]
+    lines = [f"*Suites in {code(task_file)}* ({plural(total, 'task')})"]
+    lines += [f"• {code(key)} {count}" for key, count in sorted(suites.items())]
     return _fit(lines)
 
 
@@ -100,22 +108,35 @@ def status_text(runs: Sequence[RunProgress]) -> str:
 
 
 def _status_line(run: RunProgress) -> str:
+    if not run.visible:
+        return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
     eta = ""
-    if run.eta_seconds is not None:
-        what = "starts in" if run.queue_position else "ETA"
-        eta = f", {what} ~{duration(timedelta(seconds=run.eta_seconds))}"
+    if run.state in ("queued", "running", "draining"):  # a paused or stopping run has no ETA to give
+        eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
-        f"{run.lanes_running} running{eta} (`{run.run_dir}`)"
+        f"{run.lanes_running} running{eta} ({code(run.run_dir)})"
     )
+
+
+_WHO_SEES = "only in its channel or to its requester, approvers and admins"
+
+
+def hidden_status_text(run: RunProgress) -> str:
+    """`/csb status <run>` for someone who may not see the run: one line, no parameters."""
+    return f"Run #{run.run_id} is {run.state}; its details are shown {_WHO_SEES}."
+
+
+def hidden_audit_text(request_id: int, state: str) -> str:
+    return f"Request #{request_id} is {state}; its audit trail is shown {_WHO_SEES}."
 
 
 def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
     lines = [f"*Audit of #{request_id}*"]
     for event in events:
         actor = event.actor if event.actor == "csb-bot" else user(event.actor)
-        reason = f" — {event.reason}" if event.reason else ""
+        reason = f" — {shown(event.reason)}" if event.reason else ""
         lines.append(
             f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"
         )
@@ -129,12 +150,12 @@ def accounts_text(health: AccountHealth | None) -> str:
             "and does not block launches on them."
         )
     verdict = ":white_check_mark: ok to launch" if health.ok_to_launch else ":no_entry: not ok to launch"
-    lines = [f"*Accounts*: {verdict} — {health.summary}"]
+    lines = [f"*Accounts*: {verdict} — {shown(health.summary)}"]
     if health.recommended_parallel is not None:
         lines.append(f"Recommended parallel: {health.recommended_parallel}")
     lines += [
-        f"• `{account.label}` {account.status}, {account.available_slots} free slots"
-        + (f" ({', '.join(account.reasons)})" if account.reasons else "")
+        f"• {code(account.label)} {shown(account.status)}, {plural(account.available_slots, 'free slot')}"
+        + (f" ({shown(', '.join(account.reasons))})" if account.reasons else "")
         for account in health.accounts
     ]
     return _fit(lines)

@@ -41,7 +41,7 @@ from bot.domain.stats import (
     summarize,
 )
 from bot.slack.ids import ActionId
-from bot.slack.views.format import SECTION_LIMIT, reward
+from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
 
 MAX_BLOCKS = 50
 MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
@@ -54,20 +54,25 @@ PAIRED_GROUPS = (
     ((PairKind.BOTH_PASS, PairKind.BOTH_FAIL), "Both lanes agree"),
     ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
 )
+REASON_SHOWN = 300  # an errored lane's reason in a task line; the CSV has it whole
 _TRAILER_CHARS = 80  # room kept for the "… N more tasks" line
 
 
 @dataclass(frozen=True)
 class ReportView:
-    """A finished run. `title` is plain text (it heads the message). `single_lane` names the only
-    lane of a baseline-only or full-only run; the other lane of each pair is then ignored."""
+    """A run that ended. `title` is plain text (it heads the message). `single_lane` names the only
+    lane of a baseline-only or full-only run; the other lane of each pair is then ignored. A
+    cancelled run says so, who stopped it and why, since its statistics cover only what ran."""
 
     run_id: int
-    run_dir: str
+    output_dir: str  # where the run's results are, from the checkout root: shown whole
     title: str
     model: str
     pairs: Sequence[PairOutcome]
     single_lane: LaneRole | None = None
+    cancelled: bool = False
+    stopped_by: str | None = None
+    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,18 +106,28 @@ def task_order(view: ReportView) -> list[PairOutcome]:
 def task_line(pair: PairOutcome, single_lane: LaneRole | None = None) -> str:
     roles = (single_lane,) if single_lane else (LaneRole.BASELINE, LaneRole.MCP)
     parts = [_lane_words(role, _lane(pair, role)) for role in roles]
-    return f"`{pair.task_id}`  " + " · ".join(parts)
+    return f"{code(pair.task_id, 150)}  " + " · ".join(parts)
 
 
 def _heading(view: ReportView) -> list[Block]:
-    title = f"Run #{view.run_id} report: {view.title}"
-    context = f"`{view.model}` · output `runs/…/{view.run_dir}`"
+    ended = " (cancelled)" if view.cancelled else ""
+    title = f"Run #{view.run_id} report{ended}: {view.title}"
+    context = f"{code(view.model, 200)} · output {code(view.output_dir, 1000)}"
     if view.single_lane:
         context += f" · {LANE_LABEL[view.single_lane]} lane only, so no paired statistics"
-    return [
-        HeaderBlock(text=_clip(title, MAX_HEADER)),
-        ContextBlock(elements=[MarkdownTextObject(text=context)]),
+    blocks: list[Block] = [
+        HeaderBlock(text=clip(title, MAX_HEADER)),
+        ContextBlock(elements=[MarkdownTextObject(text=clip(context, CONTEXT_LIMIT))]),
     ]
+    if view.cancelled:
+        by = f" by {user(view.stopped_by)}" if view.stopped_by else ""
+        why = f": {shown(view.stop_reason, 500)}" if view.stop_reason else ""
+        note = (
+            f":octagonal_sign: *Cancelled*{by}{why}. Lanes that did not run are `cancelled`; "
+            "the figures below cover only what ran."
+        )
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(note, SECTION_LIMIT))))
+    return blocks
 
 
 def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
@@ -120,17 +135,19 @@ def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
         text = _lane_text(view, "*Overall*", view.pairs)
     else:
         text = _paired_text("*Overall*", overall)
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_LIMIT)))]
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
     suites = by_suite(view.pairs)
     if len(suites) < 2:
         return blocks
     texts = [
-        _lane_text(view, f"*`{suite}`*", pairs) if view.single_lane else _suite_text(suite, summarize(pairs))
+        _lane_text(view, f"*{code(suite, 100)}*", pairs)
+        if view.single_lane
+        else _suite_text(suite, summarize(pairs))
         for suite, pairs in suites.items()
     ]
-    packed, shown = _pack(texts, sep="\n\n", max_sections=MAX_BLOCKS // 4, max_chars=SUITE_CHARS)
-    if shown < len(texts):
-        packed.append(f"… {len(texts) - shown} more suites not shown")
+    packed, fitted = _pack(texts, sep="\n\n", max_sections=MAX_BLOCKS // 4, max_chars=SUITE_CHARS)
+    if fitted < len(texts):
+        packed.append(f"… {len(texts) - fitted} more suites not shown")
     return [*blocks, *(SectionBlock(text=MarkdownTextObject(text=text)) for text in packed)]
 
 
@@ -156,7 +173,7 @@ def _paired_text(label: str, s: PairedSummary) -> str:
 
 def _suite_text(suite: str, s: PairedSummary) -> str:
     """The overall statistics in fewer words, so all 20 suites of csb-v2-dual264 fit beside the tasks."""
-    head = f"*`{suite}`* · {s.n} {_pairs(s.n)}"
+    head = f"*{code(suite, 100)}* · {s.n} {_pairs(s.n)}"
     if s.excluded:
         head += f" ({s.excluded} excluded)"
     if not s.n or s.diff_pts is None:
@@ -212,7 +229,7 @@ def _task_list(
     """Section blocks for as many task lines as fit, each group under its label; and how many did not."""
     texts: list[str] = []
     total = sum(len(task_lines) for _, task_lines in groups)
-    shown = 0
+    listed = 0
     for label, task_lines in groups:
         lines = [f"*{label}* ({len(task_lines)})", *task_lines]
         packed, fitted = _pack(lines, sep="\n", max_sections=blocks_left - len(texts), max_chars=chars_left)
@@ -220,10 +237,10 @@ def _task_list(
             break
         texts += packed
         chars_left -= sum(len(text) for text in packed)
-        shown += fitted - 1
+        listed += fitted - 1
         if fitted < len(lines):
             break
-    return [SectionBlock(text=MarkdownTextObject(text=text)) for text in texts], total - shown
+    return [SectionBlock(text=MarkdownTextObject(text=text)) for text in texts], total - listed
 
 
 def _pack(items: list[str], *, sep: str, max_sections: int, max_chars: int) -> tuple[list[str], int]:
@@ -235,7 +252,7 @@ def _pack(items: list[str], *, sep: str, max_sections: int, max_chars: int) -> t
     texts: list[str] = []
     used = 0
     for count, item in enumerate(items):
-        item = _clip(item, SECTION_LIMIT)
+        item = clip(item, SECTION_LIMIT)
         joined = f"{texts[-1]}{sep}{item}" if texts else ""
         if texts and len(joined) <= SECTION_LIMIT and used + len(sep) + len(item) <= max_chars:
             texts[-1] = joined
@@ -253,6 +270,9 @@ def _lane(pair: PairOutcome, role: LaneRole) -> LaneResult:
 
 
 def _lane_words(role: LaneRole, result: LaneResult) -> str:
+    if result.status in (LaneStatus.ERRORED, LaneStatus.TIMEOUT):  # no reward: say why instead
+        why = shown(result.reason or "no reason recorded", REASON_SHOWN)
+        return f"{LANE_LABEL[role]} {result.status.value} ({why})"
     return f"{LANE_LABEL[role]} {result.status.value} {reward(result.reward)}"
 
 
@@ -287,7 +307,8 @@ def _count(value: int | None) -> str:
 
 
 def _fallback_text(view: ReportView, s: PairedSummary | None) -> str:
-    head = f"Run #{view.run_id} report ({view.title})"
+    ended = "cancelled" if view.cancelled else "finished"
+    head = f"Run #{view.run_id} {ended} ({shown(view.title, 200)})"
     if view.single_lane or s is None:
         role = view.single_lane or LaneRole.BASELINE
         totals = lane_totals(_lane(pair, role) for pair in view.pairs)
@@ -313,10 +334,6 @@ def _text_chars(node: Any) -> int:
     return 0
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _pairs(n: int) -> str:
     return "pair" if n == 1 else "pairs"
 
@@ -327,9 +344,29 @@ def _tasks(n: int) -> str:
 
 def rerun_button(view: ReportView) -> list[Block]:
     """`Rerun failed` under the report, when some task has a lane that failed, errored or timed out."""
+    button = _rerun_element(view)
+    return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])] if button else []
+
+
+def _rerun_element(view: ReportView) -> ButtonElement | None:
     roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
     rerunnable = {LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT}
     if not any(_lane(pair, role).status in rerunnable for pair in view.pairs for role in roles):
-        return []
-    button = ButtonElement(text="Rerun failed", action_id=ActionId.RERUN_FAILED, value=str(view.run_id))
-    return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])]
+        return None
+    return ButtonElement(text="Rerun failed", action_id=ActionId.RERUN_FAILED, value=str(view.run_id))
+
+
+def report_dm(view: ReportView, summary: str, thread_url: str) -> tuple[str, list[Block]]:
+    """The requester's DM: the report's one-line summary, a link to the run's thread, and the same
+    `Rerun failed` button as under the report (the click is authorised like any other)."""
+    text = f"{summary}. <{thread_url}|Open the run's thread> for the report and the CSV."
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
+    button = _rerun_element(view)
+    if button:
+        blocks.append(ActionsBlock(block_id=f"dm:{view.run_id}", elements=[button]))
+    return text, blocks
+
+
+def thread_url(channel_id: str, ts: str) -> str:
+    """A link to a message (the card, whose thread holds the run): Slack's archive form of its ts."""
+    return f"https://slack.com/archives/{channel_id}/p{ts.replace('.', '')}"

@@ -20,12 +20,14 @@ COLUMNS = (
     "mcp_cost_usd",
     "baseline_tokens",
     "mcp_tokens",
+    "baseline_reason",
+    "mcp_reason",
 )
 
 
 def report_csv(view: ReportView) -> str:
     """Rows in the report's order. A lane the run did not run (single-lane runs) has empty cells;
-    so does anything Harbor did not report. Tokens are input plus output."""
+    so does anything Harbor did not report. Tokens are input plus output; a reason is kept whole."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
@@ -33,20 +35,26 @@ def report_csv(view: ReportView) -> str:
         baseline = _cells(pair.baseline if view.single_lane in (None, LaneRole.BASELINE) else None)
         mcp = _cells(pair.mcp if view.single_lane in (None, LaneRole.MCP) else None)
         writer.writerow(
-            [pair.task_id, pair.suite, *baseline[:2], *mcp[:2], baseline[2], mcp[2], baseline[3], mcp[3]]
+            [pair.task_id, pair.suite, *baseline[:2], *mcp[:2], *_pairwise(baseline[2:], mcp[2:])]
         )
     return out.getvalue()
 
 
-def _cells(result: LaneResult | None) -> tuple[str, str, str, str]:
-    """Status, reward, cost and tokens of one lane as CSV cells."""
+def _cells(result: LaneResult | None) -> tuple[str, str, str, str, str]:
+    """Status, reward, cost, tokens and the whole reason of one lane as CSV cells."""
     if result is None:
-        return "", "", "", ""
+        return "", "", "", "", ""
     tokens = None
     if result.input_tokens is not None or result.output_tokens is not None:
         tokens = (result.input_tokens or 0) + (result.output_tokens or 0)
-    return result.status.value, _number(result.reward), _number(result.cost_usd), _number(tokens)
+    reason = result.reason or ""
+    return result.status.value, _number(result.reward), _number(result.cost_usd), _number(tokens), reason
 
 
 def _number(value: float | None) -> str:
     return "" if value is None else str(value)
+
+
+def _pairwise(baseline: tuple[str, ...], mcp: tuple[str, ...]) -> list[str]:
+    """Baseline then MCP for each remaining column: cost, tokens, reason."""
+    return [cell for pair in zip(baseline, mcp, strict=True) for cell in pair]

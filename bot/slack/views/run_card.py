@@ -9,10 +9,11 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, Markdown
 
 from bot.domain.outcome import LaneStatus
 from bot.slack.ids import ActionId
-from bot.slack.views.format import user
+from bot.slack.views.format import SECTION_LIMIT, clip, plural, shown, user
 
 BAR_WIDTH = 20
 _COUNTED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+REASON_SHOWN = 1500  # the audit trail keeps a stop reason whole
 _CANCELLABLE = ("queued", "running", "paused", "draining")
 ROLE_LABEL = {"baseline": "baseline", "mcp": "MCP"}
 
@@ -26,6 +27,7 @@ class RunCardView:
     lanes_running: int
     lanes_queued: int
     lanes_cancelled: int = 0
+    lanes_retrying: int = 0  # queued again after an infrastructure failure, waiting out their backoff
     counts: dict[str, dict[LaneStatus, int]] = field(default_factory=dict)  # role → status → lanes
     queue_position: int | None = None
     eta_seconds: float | None = None
@@ -43,7 +45,8 @@ def run_blocks(run: RunCardView) -> list[Block]:
     timing = _timing(run)
     if timing:
         lines.append(timing)
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text="\n".join(lines)))]
+    text = clip("\n".join(lines), SECTION_LIMIT)
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text))]
     if run.state in _CANCELLABLE:
         blocks.append(
             ActionsBlock(
@@ -68,11 +71,11 @@ def _state_line(run: RunCardView) -> str:
         where = f" #{run.queue_position} in the queue" if run.queue_position else ""
         return f":hourglass_flowing_sand: *Queued*{where}"
     if run.state == "paused":
-        why = run.paused_reason or "too many infrastructure failures"
+        why = shown(run.paused_reason or "too many infrastructure failures")
         return f":double_vertical_bar: *Paused*: {why}; `/csb resume {run.run_id}` once fixed"
     if run.state in ("draining", "cancelling", "cancelled"):
         by = f" by {user(run.stopped_by)}" if run.stopped_by else ""
-        why = f": {run.stop_reason}" if run.stop_reason else ""
+        why = f": {shown(run.stop_reason, REASON_SHOWN)}" if run.stop_reason else ""
         return f":octagonal_sign: *{run.state.capitalize()}*{by}{why}"
     if run.state == "finished":
         return ":checkered_flag: *Finished*; the paired report is in the thread"
@@ -82,8 +85,8 @@ def _state_line(run: RunCardView) -> str:
 def _progress_line(run: RunCardView) -> str:
     bar = progress_bar(run.pairs_done, run.pairs_total)
     line = (
-        f"`{bar}` {run.pairs_done}/{run.pairs_total} pairs done · "
-        f"{run.lanes_running} lanes running · {run.lanes_queued} queued"
+        f"`{bar}` {run.pairs_done}/{plural(run.pairs_total, 'pair')} done · "
+        f"{plural(run.lanes_running, 'lane')} running · {run.lanes_queued} queued"
     )
     return line + (f" · {run.lanes_cancelled} cancelled" if run.lanes_cancelled else "")
 
@@ -98,10 +101,17 @@ def _timing(run: RunCardView) -> str | None:
     if run.started_at and run.now:
         elapsed = (run.finished_at or run.now) - run.started_at
         parts.append(f"elapsed {duration(elapsed)}")
-    if run.eta_seconds is not None and run.state in ("queued", "running", "draining"):
-        what = "starts in" if run.state == "queued" else "ETA"
-        parts.append(f"{what} ~{duration(timedelta(seconds=run.eta_seconds))}")
+    if run.state in ("queued", "running", "draining"):
+        parts.append(eta_text(run.eta_seconds, queued=run.state == "queued"))
     return " · ".join(parts) or None
+
+
+def eta_text(seconds: float | None, *, queued: bool) -> str:
+    """The ETA ("ETA ~4 min"), or "ETA unknown" until comparable lanes have finished to measure by."""
+    what = "starts in" if queued else "ETA"
+    if seconds is None:
+        return "start time unknown" if queued else "ETA unknown"
+    return f"{what} ~{duration(timedelta(seconds=seconds))}"
 
 
 def duration(delta: timedelta) -> str:

@@ -1,0 +1,43 @@
+"""Every path the bot writes or deletes in a CSB checkout stays inside the run's own folder.
+
+Task ids, task folders and lane config names come from files in the checkout (suite, selection and
+eval_matrix files) and end up in paths the bot creates, moves and removes: the MCP lane's task copy,
+an earlier attempt moved aside, a lane log. One `..` there must not reach outside the run. So each
+such path is resolved (symlinks followed) and checked here, right before it is used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from bot.domain.errors import InfraError
+
+RUNS_DIR = "runs"
+
+
+def inside(root: Path, path: Path) -> Path:
+    """`path` resolved, when it lies strictly inside `root` (resolved too); InfraError otherwise."""
+    base = root.resolve()
+    resolved = path.resolve()
+    if resolved == base or not resolved.is_relative_to(base):
+        raise InfraError(f"refused to write `{path}`: it leaves `{root}`")
+    return resolved
+
+
+def run_folder(repo: Path, jobs_dir: str) -> Path:
+    """`<checkout>/runs/<category>/<run dir>`, the folder a lane of that run may write in.
+
+    Taken from the lane's jobs dir (`runs/<category>/<run dir>/<lane config>`), whose shape is checked
+    rather than trusted: a config name such as `../../x` would otherwise widen the allowed folder.
+    """
+    parts = PurePosixPath(jobs_dir).parts
+    if len(parts) != 4 or parts[0] != RUNS_DIR or any(part in (".", "..") for part in parts):
+        raise InfraError(f"refused jobs dir `{jobs_dir}`: not runs/<category>/<run dir>/<lane config>")
+    folder = inside(repo / RUNS_DIR, repo.joinpath(*parts[:3]))
+    inside(folder, repo / jobs_dir)
+    return folder
+
+
+def lane_path(repo: Path, jobs_dir: str, path: Path | str) -> Path:
+    """A path a lane's files go to (relative to the checkout or absolute), checked against its run folder."""
+    return inside(run_folder(repo, jobs_dir), repo / path)

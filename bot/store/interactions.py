@@ -1,0 +1,29 @@
+"""Clicks already handled, so a replayed one is recognised; rows older than the replay window go."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import SeenInteraction
+
+
+async def first_sight(session: AsyncSession, key: str, now: datetime) -> bool:
+    """True for the first process to record `key`; an insert that skips a conflict decides it, so two
+    processes handling the same replay at once agree on which one goes ahead."""
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    statement = (
+        insert(SeenInteraction)
+        .values(key=key, seen_at=now)
+        .on_conflict_do_nothing(index_elements=["key"])
+        .returning(SeenInteraction.key)
+    )
+    return (await session.execute(statement)).first() is not None
+
+
+async def forget_before(session: AsyncSession, cutoff: datetime) -> None:
+    await session.execute(delete(SeenInteraction).where(SeenInteraction.seen_at < cutoff))

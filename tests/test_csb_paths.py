@@ -1,0 +1,130 @@
+"""A hostile checkout: task ids and folders from its suite file never make the bot write, move or delete
+anything outside the run's own folder, and a suite file with such an entry is refused where it is read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from harness import CHANNEL, running_bot
+from test_e2e_run import card_text, labels
+
+from bot.csb.paths import inside, lane_path, run_folder
+from bot.csb.task_copy import SG_ONLY, mcp_task_path
+from bot.domain.errors import InfraError
+from bot.engine.attempts import retire_attempt
+from bot.playground import REQUESTER
+
+LANE_DIR = "runs/staging/fix_haiku_20260101_000000_1/mcp-remote-direct"
+
+
+def _checkout(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout with one task that ships the sg_only Dockerfile, and a folder beside it to protect."""
+    repo = tmp_path / "csb"
+    task = repo / "benchmarks/tasks/s/t"
+    (task / "environment").mkdir(parents=True)
+    (task / "environment" / SG_ONLY).write_text("FROM scratch\n")
+    (task / "environment" / "Dockerfile").write_text("FROM ubuntu\n")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("keep me")
+    return repo, victim
+
+
+@pytest.mark.parametrize("task_id", ["../../../../../../victim", "../../../../../..", "..", ".", "a/../../b"])
+def test_the_mcp_task_copy_never_deletes_outside_the_run_folder(tmp_path: Path, task_id: str) -> None:
+    repo, victim = _checkout(tmp_path)
+    with pytest.raises(InfraError, match="refused"):
+        mcp_task_path(repo, "benchmarks/tasks/s/t", LANE_DIR, task_id)
+    assert (victim / "precious.txt").read_text() == "keep me"
+    assert (repo / "benchmarks/tasks/s/t/environment/Dockerfile").read_text() == "FROM ubuntu\n"
+
+
+def test_a_symlink_in_the_lane_folder_does_not_lead_the_copy_outside(tmp_path: Path) -> None:
+    repo, victim = _checkout(tmp_path)
+    (repo / LANE_DIR).mkdir(parents=True)
+    (repo / LANE_DIR / "tasks").symlink_to(tmp_path)
+    with pytest.raises(InfraError, match="refused"):
+        mcp_task_path(repo, "benchmarks/tasks/s/t", LANE_DIR, "victim")
+    assert (victim / "precious.txt").read_text() == "keep me"
+
+
+def test_a_task_folder_outside_the_checkout_is_not_copied(tmp_path: Path) -> None:
+    repo, _ = _checkout(tmp_path)
+    with pytest.raises(InfraError, match="refused"):
+        mcp_task_path(repo, "../victim", LANE_DIR, "victim")
+
+
+def test_the_ordinary_copy_still_lands_in_the_lane_folder(tmp_path: Path) -> None:
+    repo, _ = _checkout(tmp_path)
+    rel = mcp_task_path(repo, "benchmarks/tasks/s/t", LANE_DIR, "t")
+    assert rel == f"{LANE_DIR}/tasks/t"
+    assert (repo / rel / "environment" / "Dockerfile").read_text() == "FROM scratch\n"
+
+
+def test_an_earlier_attempt_is_never_moved_outside_the_run_folder(tmp_path: Path) -> None:
+    repo, victim = _checkout(tmp_path)
+    (repo / LANE_DIR).mkdir(parents=True)
+    (repo / LANE_DIR / "t.log").write_text("attempt 1\n")
+    with pytest.raises(InfraError, match="refused"):
+        retire_attempt(repo, LANE_DIR, f"{LANE_DIR}/t.log", "../../../../../../victim/x", 1)
+    with pytest.raises(InfraError, match="refused"):
+        retire_attempt(repo, LANE_DIR, "../victim/precious.txt", "t", 1)
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+    assert (repo / LANE_DIR / "t.log").is_file()
+
+
+@pytest.mark.parametrize(
+    "jobs_dir",
+    ["runs/staging/r/../../..", "runs/staging/../x", "tmp/a/b/c", "runs/staging/r", "/runs/staging/r/c"],
+)
+def test_a_jobs_dir_of_another_shape_is_refused(tmp_path: Path, jobs_dir: str) -> None:
+    with pytest.raises(InfraError, match="refused"):
+        run_folder(tmp_path, jobs_dir)
+
+
+def test_inside_allows_only_strictly_inside(tmp_path: Path) -> None:
+    assert inside(tmp_path, tmp_path / "a" / ".." / "b") == (tmp_path / "b").resolve()
+    for path in (tmp_path, tmp_path / "..", tmp_path / "a" / ".." / ".."):
+        with pytest.raises(InfraError):
+            inside(tmp_path, path)
+    assert lane_path(tmp_path, LANE_DIR, f"{LANE_DIR}/x.log").name == "x.log"
+
+
+async def test_a_suite_file_with_a_hostile_entry_is_refused_with_the_entry_named(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        suite = {
+            "suites": {"csb_sdlc_fix": 2},
+            "tasks": [
+                {"task_id": "slugify-punctuation-fix-001", "suite": "csb_sdlc_fix"},
+                {"task_id": "../../../../victim", "suite": "csb_sdlc_fix", "task_dir": "csb_sdlc_fix/x"},
+            ],
+        }
+        (h.repo / "benchmarks/suites/hostile.json").write_text(json.dumps(suite))
+        await h.driver.slash_command(REQUESTER, "run --suite-file benchmarks/suites/hostile.json")
+        await h.deliver()
+        (reply,) = h.ephemeral_texts(REQUESTER)
+        assert "benchmarks/suites/hostile.json" in reply and "task #2" in reply
+        assert "../../../../victim" in reply and "`..`" in reply
+        assert h.standin.messages(CHANNEL) == []
+        with sqlite3.connect(tmp_path / "bot.db") as db:
+            assert db.execute("select count(*) from run_requests").fetchone()[0] == 0
+
+
+async def test_a_task_folder_symlinked_out_of_the_checkout_blocks_on_the_card(tmp_path: Path) -> None:
+    async with running_bot(tmp_path) as h:
+        outside = tmp_path / "elsewhere"
+        outside.mkdir()
+        folder = h.repo / "benchmarks/tasks/csb_sdlc_fix/slugify-punctuation-fix-001"
+        shutil.move(folder, outside / folder.name)
+        folder.symlink_to(outside / folder.name)
+        await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
+        await h.deliver()
+        text = card_text(h.last_card())
+        assert "task folders lead outside the CSB checkout" in text
+        assert "benchmarks/tasks/csb_sdlc_fix/slugify-punctuation-fix-001" in text
+        assert "Approve" not in labels(h.last_card())
