@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
