@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
@@ -36,6 +38,50 @@ _EDIT_FIELDS = (
 
 def card_target(request_id: int) -> str:
     return f"card:{request_id}"
+
+
+NOT_IN_CHANNEL_TEXT = (
+    "I'm not in this channel, so I can't post the approval card here. "
+    "Invite me with `/invite @csb` and run the command again."
+)
+
+
+async def withdraw_unpostable(
+    session: AsyncSession, request_id: int, card_target: str, now: datetime
+) -> None:
+    """Slack refused the card because the bot is not in the channel: a card that cannot be posted cannot
+    be approved, so the request is closed (never left pending) and the requester told how to fix it.
+
+    In the caller's transaction, the one that sets the card's row aside."""
+    request = await requests.get_request(session, request_id)
+    reason = "the bot is not in the channel, so the card could not be posted"
+    if request is not None and await requests.decide(
+        session,
+        request_id,
+        to=RequestState.REJECTED,
+        actor=audit.BOT_ACTOR,
+        now=now,
+        revision=request.revision,
+        reason=reason,
+    ):
+        await audit.record(
+            session,
+            request_id=request_id,
+            action="withdrawn",
+            actor=audit.BOT_ACTOR,
+            at=now,
+            spec_hash=request.spec_hash,
+            revision=request.revision,
+            reason=reason,
+        )
+    await outbox.enqueue(
+        session,
+        kind=OutboxKind.EPHEMERAL,
+        target=f"ephemeral:{card_target}:not_in_channel",
+        now=now,
+        request_id=request_id,
+        text=NOT_IN_CHANNEL_TEXT,
+    )
 
 
 class RunRequestService:

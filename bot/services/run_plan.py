@@ -7,16 +7,18 @@ from datetime import datetime
 from bot.csb.command import jobs_dir, run_dir_name
 from bot.domain.spec import LanePlan, RunSpec, TaskRef
 from bot.store.models import Lane, Run
+from bot.store.runs import run_id_of
 
 
 def plan_run(
-    spec: RunSpec, run_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
+    spec: RunSpec, request_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
 ) -> tuple[Run, list[Lane]]:
-    """One Run row (its id is the request's, so users see one number) and one lane per task and lane plan."""
+    """One Run row (its id is the request's: `run_id_of`) and one lane per task and lane plan."""
+    run_id = run_id_of(request_id)
     run_dir = run_dir_name(spec.suite_label, spec.params.model, now, str(run_id))
     run = Run(
         id=run_id,
-        request_id=run_id,
+        request_id=request_id,
         run_dir=run_dir,
         model=spec.params.model,
         parallel=spec.parallel,

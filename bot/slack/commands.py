@@ -39,6 +39,7 @@ from bot.slack.views.replies import (
     suites_text,
 )
 from bot.store.availability import unavailable
+from bot.store.runs import request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -124,12 +125,12 @@ class CommandRouter:
             progress = await self._queries.run_progress(run_id, viewer)  # a clear error for no such run
             if not progress.visible:
                 return hidden_status_text(progress)
-            await self._replies.card_copy(command.response_url, run_id)
+            await self._replies.card_copy(command.response_url, request_id_of(run_id))
             return None
         return status_text(await self._queries.active_runs(viewer))
 
     async def _audit(self, command: SlashCommand, args: str) -> str:
-        request_id = _run_id(args, AUDIT_USAGE)
+        request_id = request_id_of(_run_id(args, AUDIT_USAGE))  # one number names both
         request, events = await self._queries.audit_trail(request_id, await self._viewer(command))
         if events is None:
             return hidden_audit_text(request_id, request.state.value)

@@ -42,7 +42,7 @@ async def load_card(
         decided_by=request.decided_by,
         decided_at=request.decided_at,
         reason=request.reason,
-        run=await load_run_card(session, request.id, now),
+        run=await load_run_card(session, runs.run_id_of(request.id), now),
         rerun_of=await _rerun_note(session, request),
     )
     return request, view

@@ -8,6 +8,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import OutboxItem, OutboxKind, OutboxState, RunRequest
+from bot.store.runs import request_id_of
 
 # Kinds whose send renders the current state (an edit or a publish), so sending again is harmless.
 REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME})
@@ -154,8 +155,11 @@ async def exists(session: AsyncSession, target: str) -> bool:
 
 
 def thread_of(item: OutboxItem) -> int | None:
-    """The request whose card thread the row belongs to (a run's id is its request's)."""
-    return item.request_id if item.request_id is not None else item.run_id
+    """The request whose card thread the row belongs to (a run's row names its request by the rule of
+    `runs.run_id_of`, as the queries below do by coalescing the two ids)."""
+    if item.request_id is not None:
+        return item.request_id
+    return request_id_of(item.run_id) if item.run_id is not None else None
 
 
 def thread_order(item: OutboxItem) -> tuple[datetime, int, int]:

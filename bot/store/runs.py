@@ -31,6 +31,8 @@ __all__ = [  # count_running lives with the lanes; kept here for callers of runs
     "move_run",
     "queue_order",
     "queued_request",
+    "request_id_of",
+    "run_id_of",
     "run_lanes",
     "set_status_ts",
 ]
@@ -40,7 +42,24 @@ ACTIVE_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED, RunState.DR
 STARTABLE_STATES = (RunState.QUEUED, RunState.RUNNING)
 
 
+def run_id_of(request_id: int) -> int:
+    """The rule: a run's id is its request's id. People see one number (`/csb status 7`, request #7 and
+    run #7 alike), and a run's card, thread and channel are its request's. `create_run` makes it so;
+    code that holds one id and needs the other calls this (or `request_id_of`), naming the rule."""
+    return request_id
+
+
+def request_id_of(run_id: int) -> int:
+    """The request of run `run_id`, by the rule of `run_id_of`."""
+    return run_id
+
+
 async def create_run(session: AsyncSession, run: Run, lanes: Sequence[Lane]) -> Run:
+    """The run with its lanes; its id is its request's (`run_id_of`), given or not."""
+    if run.id is None:
+        run.id = run_id_of(run.request_id)
+    if run.id != run_id_of(run.request_id):
+        raise ValueError(f"run {run.id} of request {run.request_id}: a run's id is its request's")
     session.add(run)
     await session.flush()
     for lane in lanes:

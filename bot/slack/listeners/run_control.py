@@ -27,6 +27,7 @@ from bot.slack.views.cancel_modal import (
     REASON_BLOCK,
     cancel_modal,
 )
+from bot.store.runs import request_id_of
 
 
 class CancelSubmission(BaseModel):
@@ -101,8 +102,7 @@ class RunControlClicks:
         try:
             await self._control.cancel(form.run_id, actor, form.reason, drain=form.drain)
         except CsbBotError as exc:  # e.g. the run ended between the check and the submit
-            # A run's id is its request's id (services/run_plan), so the reply lands in the card's channel.
-            await self._replies.ephemeral_in_card(form.run_id, form.user_id, describe(exc))
+            await self._replies.ephemeral_in_card(request_id_of(form.run_id), form.user_id, describe(exc))
 
     async def rerun_failed(self, click: ButtonClick) -> None:
         """A new request over the run's failed, errored and timed-out tasks; its card is the answer."""
