@@ -9,14 +9,11 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import outbox_keys
 from bot.store import audit, lanes, outbox, runs
 from bot.store.models import OutboxKind, Run, RunState
 
 _STOPPING = (RunState.DRAINING, RunState.CANCELLING)
-
-
-def summary_target(run_id: int) -> str:
-    return f"summary:{run_id}"
 
 
 async def close_runs(session: AsyncSession, now: datetime) -> int:
@@ -50,5 +47,5 @@ async def announce_close(session: AsyncSession, run: Run, action: str, now: date
     await audit.record_run(session, run, action, now)
     await outbox.redraw_run(session, run.id, now)
     await outbox.enqueue(
-        session, kind=OutboxKind.SUMMARY, target=summary_target(run.id), now=now, run_id=run.id
+        session, kind=OutboxKind.SUMMARY, target=outbox_keys.summary(run.id), now=now, run_id=run.id
     )

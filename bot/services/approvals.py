@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.errors import CsbBotError
 from bot.domain.policy import (
@@ -22,7 +23,7 @@ from bot.domain.spec import Category, RunSpec
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
-from bot.services.requests import RunRequestService, card_target
+from bot.services.requests import RunRequestService
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import approvals, audit, outbox, requests, runs
@@ -130,13 +131,7 @@ class ApprovalService:
         checks = await self._checks.run(spec)
         async with self._store.write() as session:
             await requests.set_checks(session, request.id, request.revision, checks.model_dump_json())
-            await outbox.enqueue(
-                session,
-                kind=OutboxKind.CARD,
-                target=card_target(request.id),
-                now=self._clock.now(),
-                request_id=request.id,
-            )
+            await outbox.redraw_card(session, request.id, self._clock.now())
         if checks.blocking_reasons:
             return "Approve is refused by the preflight re-run: " + "; ".join(checks.blocking_reasons)
         return None
@@ -165,9 +160,7 @@ class ApprovalService:
                 revision=request.revision,
                 reason="spec drift",
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
-            )
+            await outbox.redraw_card(session, request.id, now)
         return note
 
     async def _record_approval(self, request: RunRequest, actor: Actor) -> Decision:
@@ -197,9 +190,7 @@ class ApprovalService:
             )
             if count >= needed:
                 await self._queue_run(session, request, actor.user_id, now)
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
-            )
+            await outbox.redraw_card(session, request.id, now)
         return Decision(Outcome.LAUNCHED if count >= needed else Outcome.RECORDED)
 
     async def _queue_run(self, session: AsyncSession, request: RunRequest, actor: str, now: datetime) -> None:
@@ -262,9 +253,7 @@ class ApprovalService:
                 revision=revision,
                 reason=reason,
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
-            )
+            await outbox.redraw_card(session, request_id, now)
         return Decision(Outcome.REJECTED)
 
     async def expire_due(self) -> int:
@@ -294,13 +283,7 @@ class ApprovalService:
                     spec_hash=request.spec_hash,
                     revision=request.revision,
                 )
-                await outbox.enqueue(
-                    session,
-                    kind=OutboxKind.CARD,
-                    target=card_target(request.id),
-                    now=now,
-                    request_id=request.id,
-                )
+                await outbox.redraw_card(session, request.id, now)
         return expired
 
     async def remind_due(self) -> int:
@@ -318,7 +301,7 @@ class ApprovalService:
                 await outbox.enqueue(
                     session,
                     kind=OutboxKind.NOTICE,
-                    target=f"remind:{request.id}",
+                    target=outbox_keys.reminder(request.id),
                     now=now,
                     request_id=request.id,
                     text=f"Request #{request.id} is still waiting for approval. "

@@ -6,6 +6,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.store import outbox
 from bot.store.availability import unavailable
@@ -64,7 +65,7 @@ class ReplyService:
             await outbox.enqueue(
                 session,
                 kind=kind,
-                target=f"ephemeral:{uuid.uuid4().hex}",  # every reply is its own message
+                target=outbox_keys.ephemeral(uuid.uuid4().hex),  # every reply is its own message
                 now=self._clock.now(),
                 request_id=request_id,
                 user_id=user_id,

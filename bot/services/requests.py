@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
@@ -36,19 +37,13 @@ _EDIT_FIELDS = (
 )
 
 
-def card_target(request_id: int) -> str:
-    return f"card:{request_id}"
-
-
 NOT_IN_CHANNEL_TEXT = (
     "I'm not in this channel, so I can't post the approval card here. "
     "Invite me with `/invite @csb` and run the command again."
 )
 
 
-async def withdraw_unpostable(
-    session: AsyncSession, request_id: int, card_target: str, now: datetime
-) -> None:
+async def withdraw_unpostable(session: AsyncSession, request_id: int, now: datetime) -> None:
     """Slack refused the card because the bot is not in the channel: a card that cannot be posted cannot
     be approved, so the request is closed (never left pending) and the requester told how to fix it.
 
@@ -77,7 +72,7 @@ async def withdraw_unpostable(
     await outbox.enqueue(
         session,
         kind=OutboxKind.EPHEMERAL,
-        target=f"ephemeral:{card_target}:not_in_channel",
+        target=outbox_keys.ephemeral(f"{outbox_keys.card(request_id)}:not_in_channel"),
         now=now,
         request_id=request_id,
         text=NOT_IN_CHANNEL_TEXT,
@@ -161,9 +156,7 @@ class RunRequestService:
                 at=now,
                 spec_hash=request.spec_hash,
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
-            )
+            await outbox.redraw_card(session, request.id, now)
         return request.id
 
     async def load(self, request_id: int) -> RunRequest:
@@ -233,9 +226,7 @@ class RunRequestService:
                 revision=revision + 1,
                 reason=change,
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
-            )
+            await outbox.redraw_card(session, request_id, now)
         return change
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import logging
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
-from bot.services.home import EVERY_VIEWER
 from bot.slack import render
-from bot.slack.milestones import Milestone, reached
+from bot.slack.milestones import reached
 from bot.slack.views.run_card import RunCardView
 from bot.store import homes, outbox, runs
 from bot.store.db import Store
@@ -42,7 +42,7 @@ class Followups:
         now = self._clock.now()
         milestones = reached(run, infra_failures)
         if run.finished_at is not None:  # the report is the thread's last word; only the start may precede it
-            milestones = [m for m in milestones if _is_start(m)]
+            milestones = [m for m in milestones if outbox_keys.is_start(m.key)]
         async with self._store.write() as session:
             for milestone in milestones:
                 if not await outbox.exists(session, milestone.key):
@@ -50,7 +50,7 @@ class Followups:
                         session,
                         kind=OutboxKind.NOTICE,
                         target=milestone.key,
-                        now=run.started_at if _is_start(milestone) and run.started_at else now,
+                        now=run.started_at if outbox_keys.is_start(milestone.key) and run.started_at else now,
                         request_id=request_id,
                         text=milestone.text,
                     )
@@ -60,12 +60,12 @@ class Followups:
         async with self._store.write() as session:
             if await homes.viewers(session):
                 await outbox.enqueue(
-                    session, kind=OutboxKind.HOME, target=EVERY_VIEWER, now=self._clock.now()
+                    session, kind=OutboxKind.HOME, target=outbox_keys.EVERY_VIEWER, now=self._clock.now()
                 )
 
     async def queue_dm(self, request: RunRequest, text: str) -> None:
         """Once per run, ever: a report row sent again (its mark lost in a crash) must not DM twice."""
-        target = f"dm:finished:{request.id}"
+        target = outbox_keys.finished_dm(request.id or 0)
         async with self._store.write() as session:
             if not await outbox.exists(session, target):
                 await outbox.enqueue(
@@ -76,7 +76,3 @@ class Followups:
                     request_id=request.id,
                     text=text,
                 )
-
-
-def _is_start(milestone: Milestone) -> bool:
-    return milestone.key.endswith(":started")

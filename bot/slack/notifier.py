@@ -212,7 +212,7 @@ class Notifier:
         async with self._store.write() as session:
             await outbox.set_aside(session, item.id, error)
             if error == "not_in_channel" and item.kind is OutboxKind.CARD and item.request_id is not None:
-                await withdraw_unpostable(session, item.request_id, item.target, self._clock.now())
+                await withdraw_unpostable(session, item.request_id, self._clock.now())
         if item.kind is not OutboxKind.HOME:  # a home tab Slack refuses must not queue itself again
             await self._followups.queue_home_refresh()
 

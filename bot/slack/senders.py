@@ -16,9 +16,9 @@ from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
-from bot.services.home import EVERY_VIEWER
 from bot.slack import render
 from bot.slack.followups import Followups
 from bot.slack.home_loader import load_home
@@ -121,11 +121,8 @@ class Senders:
         if wait is not None:
             raise Wait(wait, "home refresh paced")
         async with self._store.read() as session:
-            users = (
-                await homes.viewers(session)
-                if item.target == EVERY_VIEWER
-                else [item.target.split(":", 1)[1]]
-            )
+            user = outbox_keys.home_user(item.target)
+            users = await homes.viewers(session) if user is None else [user]
             views = [(u, home_tab(await load_home(session, u, self._policy, now))) for u in users]
         for user_id, view in views:
             await self._client.views_publish(user_id=user_id, view=view)
@@ -183,7 +180,7 @@ class Senders:
         async with self._store.read() as session:
             run = await runs.get_run(session, runs.run_id_of(request.id or 0))
             lanes = await runs.run_lanes(session, runs.run_id_of(request.id or 0))
-        if run is None or not request.card_ts or not item.target.startswith("dm:finished:"):
+        if run is None or not request.card_ts or not outbox_keys.is_finished_dm(item.target):
             return item.text or "", [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
         view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
         return report_dm(view, item.text or "", thread_url(request.channel_id, request.card_ts))
