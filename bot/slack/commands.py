@@ -26,7 +26,7 @@ from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
-from bot.slack.errors import describe
+from bot.slack.errors import answering, describe
 from bot.slack.payloads import SlashCommand
 from bot.slack.views.replies import (
     accounts_text,
@@ -38,7 +38,6 @@ from bot.slack.views.replies import (
     status_text,
     suites_text,
 )
-from bot.store.availability import unavailable
 from bot.store.runs import request_id_of
 
 log = logging.getLogger(__name__)
@@ -76,20 +75,20 @@ class CommandRouter:
 
     async def handle(self, command: SlashCommand) -> None:
         """Never raises: every failure becomes an ephemeral reply (with a ref for unexpected ones)."""
-        try:
+
+        async def work() -> str | None:
             line = parse_command(command.text)
             handler = self._handlers.get(line.name, self._not_yet)
-            reply = await handler(command, line.args)
-        except UserInputError as exc:
-            reply = describe(_with_own_usage(exc, command.text))
-        except Exception as exc:
-            reply = describe(exc)
-            if unavailable(exc):  # the outbox is in the same database: answer straight away
-                log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
-                await self._replies.ephemeral(command.response_url, reply, skip_outbox=True)
-                return
-        if reply:
-            await self._replies.ephemeral(command.response_url, reply)
+            return await handler(command, line.args)
+
+        async def reply(text: str) -> None:
+            await self._replies.ephemeral(command.response_url, text)
+
+        async def when_busy(text: str) -> None:  # the outbox is in the same database: answer straight away
+            log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
+            await self._replies.ephemeral(command.response_url, text, skip_outbox=True)
+
+        await answering(work, reply, words=lambda exc: _words(exc, command.text), when_busy=when_busy)
 
     async def _help(self, _command: SlashCommand, args: str) -> str:
         if args.strip() != "run":
@@ -179,6 +178,11 @@ USAGES = {
     "rerun": RERUN_USAGE,
     "audit": AUDIT_USAGE,
 }
+
+
+def _words(exc: Exception, text: str) -> str:
+    """`describe`, with the usage of the command that was typed under a person's mistake."""
+    return describe(_with_own_usage(exc, text) if isinstance(exc, UserInputError) else exc)
 
 
 def _with_own_usage(exc: UserInputError, text: str) -> UserInputError:
