@@ -10,10 +10,9 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import outbox_keys
+from bot.domain.states import STOPPING_RUN_STATES
 from bot.store import audit, lanes, outbox, runs
 from bot.store.models import OutboxKind, Run, RunState
-
-_STOPPING = (RunState.DRAINING, RunState.CANCELLING)
 
 
 async def close_runs(session: AsyncSession, now: datetime) -> int:
@@ -26,7 +25,7 @@ async def close_runs(session: AsyncSession, now: datetime) -> int:
 
 async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
     assert run.id is not None
-    if run.state in _STOPPING:
+    if run.state in STOPPING_RUN_STATES:
         if await lanes.has_running_lanes(session, run.id):
             return 0
         await lanes.cancel_queued_lanes(session, run.id, now, reason=f"not started: the run was {run.state}")

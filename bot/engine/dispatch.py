@@ -24,6 +24,7 @@ from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.spec import LaneRole
+from bot.domain.states import STARTABLE_RUN_STATES
 from bot.engine.accounts import AccountPicker, AccountPool
 from bot.engine.attempts import retire_attempt
 from bot.engine.executor import LaneLaunch, LocalExecutor
@@ -137,7 +138,7 @@ class Dispatcher:
         )
         busy = running.by_run
         claims = batch.claims
-        for run in await runs.active_runs(session, states=runs.STARTABLE_STATES):
+        for run in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
             if run.state is RunState.QUEUED and run.id not in pinned:
                 batch.unpinned = run.id
                 break  # strict priority: nothing overtakes it while its spec is checked

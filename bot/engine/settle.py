@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.states import UNSTOPPED_RUN_STATES
 from bot.engine.retry import backoff, is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
@@ -24,7 +25,7 @@ from bot.store.lanes import LaneEnd
 from bot.store.models import Lane, Run, RunState
 
 # A run in these states may retry a lane; draining and cancelling runs start nothing new.
-RETRYING_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
+RETRYING_STATES = UNSTOPPED_RUN_STATES
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from bot.domain.policy import (
     reminder_due,
 )
 from bot.domain.spec import Category, RunSpec
+from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
@@ -28,7 +29,7 @@ from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import approvals, audit, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RequestState, RunRequest
+from bot.store.models import OutboxKind, RunRequest
 
 
 class Outcome(StrEnum):

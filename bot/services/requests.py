@@ -16,12 +16,13 @@ from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
+from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.refusals import record_refusal
 from bot.settings import EngineConfig
 from bot.store import audit, outbox, requests
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RequestState, RunRequest
+from bot.store.models import OutboxKind, RunRequest
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_approve
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.states import RunState
 from bot.slack.render import load_run_card
 from bot.slack.views.format import code, plural
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
 from bot.store import homes, outbox, queue, runs
-from bot.store.models import RunRequest, RunState
+from bot.store.models import RunRequest
 
 
 async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, now: datetime) -> HomeView:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.domain import outbox_keys
+from bot.domain.states import RunState
 from bot.slack.views.format import plural
 from bot.slack.views.run_card import RunCardView
 
@@ -35,7 +36,7 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
         )
     # Only while the run is under way: a quarter first seen at the finish is news no more. Only the
     # highest quarter passed: two passed at once get one note, not two saying the same share.
-    under_way = run.pairs_done < run.pairs_total and run.state != "finished"
+    under_way = run.pairs_done < run.pairs_total and run.state != RunState.FINISHED
     passed = [q for q in QUARTERS if under_way and run.pairs_done * 100 >= q * run.pairs_total]
     if passed:
         share = run.pairs_done * 100 // run.pairs_total  # the real share: 1 of 3 is 33 %, not 25 %

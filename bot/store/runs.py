@@ -14,12 +14,17 @@ from sqlalchemy import case, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import (
+    ACTIVE_RUN_STATES,
+    STOPPING_RUN_STATES,
+    UNDER_WAY_RUN_STATES,
+    RunState,
+    check_run_move,
+)
 from bot.store.lanes import count_running
-from bot.store.models import Lane, Run, RunRequest, RunState
+from bot.store.models import Lane, Run, RunRequest
 
 __all__ = [  # count_running lives with the lanes; kept here for callers of runs.count_running
-    "ACTIVE_STATES",
-    "STARTABLE_STATES",
     "active_runs",
     "closable_runs",
     "count_attempts",
@@ -36,10 +41,6 @@ __all__ = [  # count_running lives with the lanes; kept here for callers of runs
     "run_lanes",
     "set_status_ts",
 ]
-
-# Runs that still have work or lanes still running, and the subset that may start new lanes.
-ACTIVE_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED, RunState.DRAINING, RunState.CANCELLING)
-STARTABLE_STATES = (RunState.QUEUED, RunState.RUNNING)
 
 
 def run_id_of(request_id: int) -> int:
@@ -91,7 +92,7 @@ def queue_order() -> tuple[Any, ...]:
     return (priority, Run.created_at, Run.id)
 
 
-async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_STATES) -> list[Run]:
+async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_RUN_STATES) -> list[Run]:
     """Runs in `states`, in queue order."""
     rows = await session.execute(
         select(Run)
@@ -122,9 +123,8 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
     rows = await session.execute(
         select(Run).where(
             or_(
-                Run.state.in_([RunState.RUNNING, RunState.PAUSED])
-                & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
-                Run.state.in_([RunState.DRAINING, RunState.CANCELLING]) & ~lanes_in(LaneStatus.RUNNING),
+                Run.state.in_(UNDER_WAY_RUN_STATES) & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
+                Run.state.in_(STOPPING_RUN_STATES) & ~lanes_in(LaneStatus.RUNNING),
             )
         )
     )
@@ -134,7 +134,10 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
 async def move_run(
     session: AsyncSession, run_id: int, *, from_states: Collection[RunState], to: RunState, **values: Any
 ) -> bool:
-    """The one guarded transition of a run's state; False when it was not in `from_states`."""
+    """The one guarded transition of a run's state; False when it was not in `from_states`.
+
+    A move the state machine does not allow (`bot/domain/states.py`) is a bug: ValueError."""
+    check_run_move(from_states, to)
     result = await session.execute(
         _update(Run).where(Run.id == run_id, Run.state.in_(list(from_states))).values(state=to, **values)
     )

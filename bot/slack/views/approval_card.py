@@ -18,6 +18,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.domain.spec import RunSpec
+from bot.domain.states import RequestState
 from bot.services.checks import CheckLine, RequestChecks
 from bot.slack.ids import ActionId
 from bot.slack.payloads import decision_value
@@ -36,7 +37,6 @@ from bot.slack.views.format import (
     when,
 )
 from bot.slack.views.run_card import RunCardView, run_blocks
-from bot.store.models import RequestState
 
 MISSING_SHOWN = 10
 CHECK_SHOWN = 1000  # one preflight finding (a script's words, a list of missing folders)

@@ -8,6 +8,7 @@ from bot.csb.command import LaunchConfig, lane_command, shell_line
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.states import RUN_STATES_WITH_ETA
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
@@ -105,7 +106,7 @@ def _status_line(run: RunProgress) -> str:
         return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
     eta = ""
-    if run.state in ("queued", "running", "draining"):  # a paused or stopping run has no ETA to give
+    if run.state in RUN_STATES_WITH_ETA:  # a paused or stopping run has no ETA to give
         eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
