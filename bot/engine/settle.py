@@ -88,21 +88,6 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
     return len(settled)
 
 
-async def settle(
-    session: AsyncSession,
-    lane: Lane,
-    run_state: RunState,
-    outcome: TrialOutcome,
-    *,
-    exit_code: int | None,
-    now: datetime,
-    config: EngineConfig,
-) -> bool:
-    """One lane alone; False when it was no longer running (someone settled it already)."""
-    ending = decide(lane, run_state, outcome, exit_code=exit_code, now=now, config=config)
-    return await apply(session, [ending], now, config) == 1
-
-
 async def _still_final(session: AsyncSession, finals: list[Ending]) -> list[Ending]:
     """After a batch moved fewer rows than expected: the endings whose lane now shows their status."""
     ids = {ending.lane.id for ending in finals}

@@ -24,7 +24,7 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import CANCELLABLE_RUN_STATES, UNSTOPPED_RUN_STATES, RequestState, RunState
-from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE, check_reason
+from bot.services.control_args import CANCEL_USAGE, STATUS_USAGE, check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
@@ -150,7 +150,7 @@ class RunControlService:
         run_id: int,
         actor: Actor,
         *,
-        only: Collection[LaneStatus] = RERUNNABLE,
+        only: Collection[LaneStatus],
         channel_id: str,
         response_url: str | None,
     ) -> int:

@@ -54,7 +54,7 @@ class CommandRouter:
         directory: Directory,
         *,
         launch: LaunchConfig,
-        control: RunControlService | None = None,
+        control: RunControlService,
     ) -> None:
         self._requests = requests
         self._control = control
@@ -69,16 +69,17 @@ class CommandRouter:
             "status": self._status,
             "audit": self._audit,
             "accounts": self._accounts,
+            "cancel": self._cancel,
+            "resume": self._resume,
+            "rerun": self._rerun,
         }
-        if control is not None:
-            self._handlers.update({"cancel": self._cancel, "resume": self._resume, "rerun": self._rerun})
 
     async def handle(self, command: SlashCommand) -> None:
         """Never raises: every failure becomes an ephemeral reply (with a ref for unexpected ones)."""
 
         async def work() -> str | None:
             line = parse_command(command.text)
-            handler = self._handlers.get(line.name, self._not_yet)
+            handler = self._handlers[line.name]  # one for each of SUBCOMMANDS
             return await handler(command, line.args)
 
         async def reply(text: str) -> None:
@@ -140,18 +141,15 @@ class CommandRouter:
 
     async def _cancel(self, command: SlashCommand, args: str) -> str:
         parsed = parse_cancel_args(args)
-        assert self._control is not None
         actor = await self._directory.actor(command.user_id)
         return await self._control.cancel(parsed.run_id, actor, parsed.reason, drain=parsed.drain)
 
     async def _resume(self, command: SlashCommand, args: str) -> str:
         run_id = parse_resume_args(args)
-        assert self._control is not None
         return await self._control.resume(run_id, await self._directory.actor(command.user_id))
 
     async def _rerun(self, command: SlashCommand, args: str) -> None:
         parsed = parse_rerun_args(args)
-        assert self._control is not None
         await self._control.rerun(
             parsed.run_id,
             await self._directory.actor(command.user_id),
@@ -163,10 +161,6 @@ class CommandRouter:
 
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())
-
-    async def _not_yet(self, command: SlashCommand, _args: str) -> str:
-        name = command.text.split(maxsplit=1)[0]
-        raise UserInputError(f"`/csb {name}` is not available in this version of the bot", hint="/csb help")
 
 
 USAGES = {

@@ -14,6 +14,7 @@ from bot.slack.render import load_run_card
 from bot.slack.views.format import code, plural
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
 from bot.store import homes, outbox, queue, runs
+from bot.store.lanes import count_running
 from bot.store.models import RunRequest
 
 
@@ -42,7 +43,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         my_runs=my_runs,
         runs_queued=sum(1 for run in active if run.state is RunState.QUEUED),
         runs_running=sum(1 for run in active if run.state is not RunState.QUEUED),
-        lanes_running=await runs.count_running(session),
+        lanes_running=await count_running(session),
         slots=await queue.published_slots(session),
         official=[
             await _result(session, request, run.id or 0)

@@ -38,12 +38,6 @@ async def queue_position(session: AsyncSession, run_id: int) -> int | None:
     return ids.index(run_id) + 1 if run_id in ids else None
 
 
-async def eta_seconds(session: AsyncSession, run_id: int, slots: int | None = None) -> float | None:
-    """Seconds until a queued run starts, or until a running one ends; None when it cannot be told."""
-    figures = await queue_figures(session, run_id, slots)
-    return figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
-
-
 async def mean_lane_seconds(
     session: AsyncSession, run: Run | None = None, sample: int = DURATION_SAMPLE
 ) -> float | None:

@@ -21,14 +21,12 @@ from bot.domain.states import (
     RunState,
     check_run_move,
 )
-from bot.store.lanes import count_running
 from bot.store.models import Lane, Run, RunRequest
 
-__all__ = [  # count_running lives with the lanes; kept here for callers of runs.count_running
+__all__ = [
     "active_runs",
     "closable_runs",
     "count_attempts",
-    "count_running",
     "create_run",
     "get_run",
     "link_rerun",
@@ -39,7 +37,6 @@ __all__ = [  # count_running lives with the lanes; kept here for callers of runs
     "request_id_of",
     "run_id_of",
     "run_lanes",
-    "set_status_ts",
 ]
 
 
@@ -159,10 +156,6 @@ async def count_attempts(session: AsyncSession, run_id: int, *, attempts: int, i
             infra_failures_total=Run.infra_failures_total + infra,
         )
     )
-
-
-async def set_status_ts(session: AsyncSession, run_id: int, ts: str) -> None:
-    await session.execute(_update(Run).where(Run.id == run_id).values(status_ts=ts))
 
 
 async def link_rerun(session: AsyncSession, request_id: int, run_id: int) -> bool:
