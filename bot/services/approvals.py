@@ -12,6 +12,7 @@ from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.errors import CsbBotError
 from bot.domain.policy import (
+    BOT_ACTOR,
     Actor,
     PolicyConfig,
     approvals_needed,
@@ -24,7 +25,7 @@ from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
-from bot.services.requests import RunRequestService
+from bot.services.requests import RunRequestService, bot_decides
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import approvals, audit, outbox, requests, runs
@@ -146,7 +147,7 @@ class ApprovalService:
                 session,
                 request.id,
                 to=RequestState.REJECTED,
-                actor="csb-bot",
+                actor=BOT_ACTOR,
                 now=now,
                 revision=request.revision,
                 reason=f"{note} Request it again to run the current tasks.",
@@ -155,7 +156,7 @@ class ApprovalService:
                 session,
                 request_id=request.id,
                 action="voided",
-                actor="csb-bot",
+                actor=BOT_ACTOR,
                 at=now,
                 spec_hash=request.spec_hash,
                 revision=request.revision,
@@ -264,26 +265,17 @@ class ApprovalService:
         async with self._store.write() as session:
             for request in await requests.pending_due(session, now):
                 assert request.id is not None
-                if not await requests.decide(
+                if not await bot_decides(
                     session,
-                    request.id,
+                    request,
                     to=RequestState.EXPIRED,
-                    actor="csb-bot",
+                    action="expired",
                     now=now,
-                    revision=request.revision,
                     reason="no decision before the expiry",
+                    audit_reason=None,
                 ):
                     continue
                 expired += 1
-                await audit.record(
-                    session,
-                    request_id=request.id,
-                    action="expired",
-                    actor="csb-bot",
-                    at=now,
-                    spec_hash=request.spec_hash,
-                    revision=request.revision,
-                )
                 await outbox.redraw_card(session, request.id, now)
         return expired
 
@@ -331,5 +323,5 @@ def out_of_date(request: RunRequest) -> str:
 
 
 def _already_decided(request: RunRequest) -> str:
-    by = f" by <@{request.decided_by}>" if request.decided_by and request.decided_by != "csb-bot" else ""
+    by = f" by <@{request.decided_by}>" if request.decided_by and request.decided_by != BOT_ACTOR else ""
     return f"Request #{request.id} was already {request.state.value}{by}; your click changed nothing."

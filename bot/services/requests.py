@@ -14,7 +14,7 @@ from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.mrkdwn import clip, escape
-from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
+from bot.domain.policy import BOT_ACTOR, Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
@@ -51,24 +51,15 @@ async def withdraw_unpostable(session: AsyncSession, request_id: int, now: datet
     In the caller's transaction, the one that sets the card's row aside."""
     request = await requests.get_request(session, request_id)
     reason = "the bot is not in the channel, so the card could not be posted"
-    if request is not None and await requests.decide(
-        session,
-        request_id,
-        to=RequestState.REJECTED,
-        actor=audit.BOT_ACTOR,
-        now=now,
-        revision=request.revision,
-        reason=reason,
-    ):
-        await audit.record(
+    if request is not None:
+        await bot_decides(
             session,
-            request_id=request_id,
+            request,
+            to=RequestState.REJECTED,
             action="withdrawn",
-            actor=audit.BOT_ACTOR,
-            at=now,
-            spec_hash=request.spec_hash,
-            revision=request.revision,
+            now=now,
             reason=reason,
+            audit_reason=reason,
         )
     await outbox.enqueue(
         session,
@@ -78,6 +69,38 @@ async def withdraw_unpostable(session: AsyncSession, request_id: int, now: datet
         request_id=request_id,
         text=NOT_IN_CHANNEL_TEXT,
     )
+
+
+async def bot_decides(
+    session: AsyncSession,
+    request: RunRequest,
+    *,
+    to: RequestState,
+    action: str,
+    now: datetime,
+    reason: str,
+    audit_reason: str | None,
+) -> bool:
+    """The bot closes a pending request on its own (expired, withdrawn): decided and audited in the
+    caller's transaction. False, and nothing recorded, when it was decided or edited meanwhile.
+
+    `reason` is shown on the card; the audit trail keeps `audit_reason`."""
+    assert request.id is not None
+    if not await requests.decide(
+        session, request.id, to=to, actor=BOT_ACTOR, now=now, revision=request.revision, reason=reason
+    ):
+        return False
+    await audit.record(
+        session,
+        request_id=request.id,
+        action=action,
+        actor=BOT_ACTOR,
+        at=now,
+        spec_hash=request.spec_hash,
+        revision=request.revision,
+        reason=audit_reason,
+    )
+    return True
 
 
 class RunRequestService:

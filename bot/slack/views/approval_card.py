@@ -17,6 +17,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import RunSpec
 from bot.domain.states import RequestState
 from bot.services.checks import CheckLine, RequestChecks
@@ -181,7 +182,7 @@ def _decision(card: CardView) -> Block:
             f":hourglass: *EXPIRED* {at}: no decision in time. "
             "It can no longer be approved; request it again."
         )
-    by = "the bot" if card.decided_by == "csb-bot" else user(card.decided_by or "?")
+    by = "the bot" if card.decided_by == BOT_ACTOR else user(card.decided_by or "?")
     reason = f": {shown(card.reason, REASON_SHOWN)}" if card.reason else ""
     return _text(f":x: *Rejected* by {by} {at}{reason}")
 

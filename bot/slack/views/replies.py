@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from bot.csb.command import LaunchConfig, lane_command, shell_line
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
+from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.domain.states import RUN_STATES_WITH_ETA
 from bot.services.checks import RequestChecks
@@ -129,7 +130,7 @@ def hidden_audit_text(request_id: int, state: str) -> str:
 def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
     lines = [f"*Audit of #{request_id}*"]
     for event in events:
-        actor = event.actor if event.actor == "csb-bot" else user(event.actor)
+        actor = event.actor if event.actor == BOT_ACTOR else user(event.actor)
         reason = f" — {shown(event.reason)}" if event.reason else ""
         lines.append(
             f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"
