@@ -210,7 +210,7 @@ class RunControlService:
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
-                raise _not_a_run(run_id, await requests.get_request(session, run_id))
+                raise _not_a_run(run_id, await requests.get_request(session, runs.request_id_of(run_id)))
             request = await requests.get_request(session, run.request_id)
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)
