@@ -21,7 +21,7 @@ DirectReply = Callable[[str, str], Awaitable[None]]
 class ReplyService:
     """`direct` posts to a response_url without the database: the fallback when it is busy or away."""
 
-    def __init__(self, store: Store, clock: Clock, direct: DirectReply | None = None) -> None:
+    def __init__(self, store: Store, clock: Clock, direct: DirectReply) -> None:
         self._store = store
         self._clock = clock
         self._direct = direct
@@ -36,11 +36,10 @@ class ReplyService:
                 await self._enqueue(OutboxKind.EPHEMERAL, text=text, response_url=response_url)
                 return
             except Exception as exc:
-                if self._direct is None or not unavailable(exc):
+                if not unavailable(exc):
                     raise
                 log.warning("database unavailable (%s); replying directly", type(exc).__name__)
-        if self._direct is not None:
-            await self._direct(response_url, text)
+        await self._direct(response_url, text)
 
     async def ephemeral_in_card(self, request_id: int, user_id: str, text: str) -> None:
         """For modal submissions and App Home clicks, which have no response_url: shown to `user_id`

@@ -59,7 +59,7 @@ class Notifier:
         policy: PolicyConfig,
         repo: Path,
         *,
-        eager: bool = True,
+        eager: bool,
         may_deliver: Callable[[], bool] = lambda: True,
     ) -> None:
         self._store = store
