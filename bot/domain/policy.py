@@ -126,6 +126,9 @@ class PolicyConfig(BaseModel):
         return self.official if category is Category.OFFICIAL else self.staging
 
 
+BOT_ACTOR = "csb-bot"  # who decided, in the audit trail and on the card, when the bot itself did
+
+
 class Actor(BaseModel):
     """The person clicking, with the user groups they belong to (only those the rules name are needed)."""
 

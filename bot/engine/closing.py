@@ -9,14 +9,10 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import outbox_keys
+from bot.domain.states import STOPPING_RUN_STATES
 from bot.store import audit, lanes, outbox, runs
 from bot.store.models import OutboxKind, Run, RunState
-
-_STOPPING = (RunState.DRAINING, RunState.CANCELLING)
-
-
-def summary_target(run_id: int) -> str:
-    return f"summary:{run_id}"
 
 
 async def close_runs(session: AsyncSession, now: datetime) -> list[int]:
@@ -30,7 +26,7 @@ async def close_runs(session: AsyncSession, now: datetime) -> list[int]:
 
 async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
     assert run.id is not None
-    if run.state in _STOPPING:
+    if run.state in STOPPING_RUN_STATES:
         if await lanes.has_running_lanes(session, run.id):
             return 0
         await lanes.cancel_queued_lanes(session, run.id, now, reason=f"not started: the run was {run.state}")
@@ -51,5 +47,5 @@ async def announce_close(session: AsyncSession, run: Run, action: str, now: date
     await audit.record_run(session, run, action, now)
     await outbox.redraw_run(session, run.id, now)
     await outbox.enqueue(
-        session, kind=OutboxKind.SUMMARY, target=summary_target(run.id), now=now, run_id=run.id
+        session, kind=OutboxKind.SUMMARY, target=outbox_keys.summary(run.id), now=now, run_id=run.id
     )

@@ -24,6 +24,7 @@ from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.states import STARTABLE_RUN_STATES
 from bot.engine.accounts import AccountPicker, AccountPool, usable
 from bot.engine.executor import LaneLaunch, LocalExecutor
 from bot.engine.lane_launch import LaneLauncher, LaunchConfig
@@ -164,7 +165,7 @@ class Dispatcher:
         picker = AccountPicker(live, running.by_account, self._pool.per_account)
         busy = running.by_run
         claims = batch.claims
-        for run in await runs.active_runs(session, states=runs.STARTABLE_STATES):
+        for run in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
             if run.state is RunState.QUEUED and run.id not in pinned:
                 batch.unpinned = run.id
                 break  # strict priority: nothing overtakes it while its spec is checked

@@ -22,7 +22,7 @@ from bot.store.db import Store
 
 
 def build_engine(
-    store: Store, launch: LaunchConfig, config: EngineConfig, clock: Clock, *, eager: bool = True
+    store: Store, launch: LaunchConfig, config: EngineConfig, clock: Clock, *, eager: bool
 ) -> Engine:
     """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves)."""
     home = launch.base_env.get("HOME") or str(Path.home())

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.states import UNSTOPPED_RUN_STATES
 from bot.engine.retry import backoff, is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
@@ -24,7 +25,7 @@ from bot.store.lanes import LaneEnd
 from bot.store.models import Lane, Run, RunState
 
 # A run in these states may retry a lane; draining and cancelling runs start nothing new.
-RETRYING_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
+RETRYING_STATES = UNSTOPPED_RUN_STATES
 
 
 @dataclass(frozen=True)
@@ -85,21 +86,6 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
             await accounts.rest(session, ending.lane.account, now + rest, reason=reason)
     await _per_run(session, settled, now, config)
     return len(settled)
-
-
-async def settle(
-    session: AsyncSession,
-    lane: Lane,
-    run_state: RunState,
-    outcome: TrialOutcome,
-    *,
-    exit_code: int | None,
-    now: datetime,
-    config: EngineConfig,
-) -> bool:
-    """One lane alone; False when it was no longer running (someone settled it already)."""
-    ending = decide(lane, run_state, outcome, exit_code=exit_code, now=now, config=config)
-    return await apply(session, [ending], now, config) == 1
 
 
 async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, config: EngineConfig) -> None:

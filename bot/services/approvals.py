@@ -8,9 +8,11 @@ from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.errors import CsbBotError
 from bot.domain.policy import (
+    BOT_ACTOR,
     Actor,
     PolicyConfig,
     approvals_needed,
@@ -19,15 +21,16 @@ from bot.domain.policy import (
     reminder_due,
 )
 from bot.domain.spec import Category, RunSpec
+from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
-from bot.services.requests import RunRequestService, card_target
+from bot.services.requests import RunRequestService, bot_decides
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import approvals, audit, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RequestState, RunRequest
+from bot.store.models import OutboxKind, RunRequest
 
 
 class Outcome(StrEnum):
@@ -130,13 +133,7 @@ class ApprovalService:
         checks = await self._checks.run(spec)
         async with self._store.write() as session:
             await requests.set_checks(session, request.id, request.revision, checks.model_dump_json())
-            await outbox.enqueue(
-                session,
-                kind=OutboxKind.CARD,
-                target=card_target(request.id),
-                now=self._clock.now(),
-                request_id=request.id,
-            )
+            await outbox.redraw_card(session, request.id, self._clock.now())
         if checks.blocking_reasons:
             return "Approve is refused by the preflight re-run: " + "; ".join(checks.blocking_reasons)
         return None
@@ -150,7 +147,7 @@ class ApprovalService:
                 session,
                 request.id,
                 to=RequestState.REJECTED,
-                actor="csb-bot",
+                actor=BOT_ACTOR,
                 now=now,
                 revision=request.revision,
                 reason=f"{note} Request it again to run the current tasks.",
@@ -159,15 +156,13 @@ class ApprovalService:
                 session,
                 request_id=request.id,
                 action="voided",
-                actor="csb-bot",
+                actor=BOT_ACTOR,
                 at=now,
                 spec_hash=request.spec_hash,
                 revision=request.revision,
                 reason="spec drift",
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
-            )
+            await outbox.redraw_card(session, request.id, now)
         return note
 
     async def _record_approval(self, request: RunRequest, actor: Actor) -> Decision:
@@ -197,9 +192,7 @@ class ApprovalService:
             )
             if count >= needed:
                 await self._queue_run(session, request, actor.user_id, now)
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
-            )
+            await outbox.redraw_card(session, request.id, now)
         return Decision(Outcome.LAUNCHED if count >= needed else Outcome.RECORDED)
 
     async def _queue_run(self, session: AsyncSession, request: RunRequest, actor: str, now: datetime) -> None:
@@ -262,9 +255,7 @@ class ApprovalService:
                 revision=revision,
                 reason=reason,
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
-            )
+            await outbox.redraw_card(session, request_id, now)
         return Decision(Outcome.REJECTED)
 
     async def expire_due(self) -> int:
@@ -274,33 +265,18 @@ class ApprovalService:
         async with self._store.write() as session:
             for request in await requests.pending_due(session, now):
                 assert request.id is not None
-                if not await requests.decide(
+                if not await bot_decides(
                     session,
-                    request.id,
+                    request,
                     to=RequestState.EXPIRED,
-                    actor="csb-bot",
+                    action="expired",
                     now=now,
-                    revision=request.revision,
                     reason="no decision before the expiry",
+                    audit_reason=None,
                 ):
                     continue
                 expired += 1
-                await audit.record(
-                    session,
-                    request_id=request.id,
-                    action="expired",
-                    actor="csb-bot",
-                    at=now,
-                    spec_hash=request.spec_hash,
-                    revision=request.revision,
-                )
-                await outbox.enqueue(
-                    session,
-                    kind=OutboxKind.CARD,
-                    target=card_target(request.id),
-                    now=now,
-                    request_id=request.id,
-                )
+                await outbox.redraw_card(session, request.id, now)
         return expired
 
     async def remind_due(self) -> int:
@@ -318,7 +294,7 @@ class ApprovalService:
                 await outbox.enqueue(
                     session,
                     kind=OutboxKind.NOTICE,
-                    target=f"remind:{request.id}",
+                    target=outbox_keys.reminder(request.id),
                     now=now,
                     request_id=request.id,
                     text=f"Request #{request.id} is still waiting for approval. "
@@ -347,5 +323,5 @@ def out_of_date(request: RunRequest) -> str:
 
 
 def _already_decided(request: RunRequest) -> str:
-    by = f" by <@{request.decided_by}>" if request.decided_by and request.decided_by != "csb-bot" else ""
+    by = f" by <@{request.decided_by}>" if request.decided_by and request.decided_by != BOT_ACTOR else ""
     return f"Request #{request.id} was already {request.state.value}{by}; your click changed nothing."

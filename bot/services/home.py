@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.store import homes, outbox
 from bot.store.db import Store
 from bot.store.models import OutboxKind
-
-EVERY_VIEWER = "home:*"
 
 
 class HomeService:
@@ -19,4 +18,4 @@ class HomeService:
         now = self._clock.now()
         async with self._store.write() as session:
             await homes.add_viewer(session, user_id, now)
-            await outbox.enqueue(session, kind=OutboxKind.HOME, target=f"home:{user_id}", now=now)
+            await outbox.enqueue(session, kind=OutboxKind.HOME, target=outbox_keys.home(user_id), now=now)

@@ -14,6 +14,7 @@ from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_see
 from bot.domain.spec import Category
+from bot.domain.states import RunState
 from bot.services.checks import CheckRunner
 from bot.services.control_args import AUDIT_USAGE, STATUS_USAGE
 from bot.store import audit, queue, requests, runs
@@ -24,7 +25,7 @@ from bot.store.models import AuditEvent, RunRequest
 @dataclass(frozen=True)
 class RunProgress:
     run_id: int
-    state: str
+    state: RunState
     run_dir: str
     lanes_total: int
     lanes_done: int
@@ -100,7 +101,7 @@ class QueryService:
         figures = await queue.queue_figures(session, run_id)
         return RunProgress(
             run_id=run_id,
-            state=run.state.value,
+            state=run.state,
             run_dir=run.run_dir,
             lanes_total=len(lanes),
             lanes_done=sum(1 for lane in lanes if lane.state.is_final),

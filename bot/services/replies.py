@@ -6,6 +6,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.store import outbox
 from bot.store.availability import unavailable
@@ -20,7 +21,7 @@ DirectReply = Callable[[str, str], Awaitable[None]]
 class ReplyService:
     """`direct` posts to a response_url without the database: the fallback when it is busy or away."""
 
-    def __init__(self, store: Store, clock: Clock, direct: DirectReply | None = None) -> None:
+    def __init__(self, store: Store, clock: Clock, direct: DirectReply) -> None:
         self._store = store
         self._clock = clock
         self._direct = direct
@@ -35,11 +36,10 @@ class ReplyService:
                 await self._enqueue(OutboxKind.EPHEMERAL, text=text, response_url=response_url)
                 return
             except Exception as exc:
-                if self._direct is None or not unavailable(exc):
+                if not unavailable(exc):
                     raise
                 log.warning("database unavailable (%s); replying directly", type(exc).__name__)
-        if self._direct is not None:
-            await self._direct(response_url, text)
+        await self._direct(response_url, text)
 
     async def ephemeral_in_card(self, request_id: int, user_id: str, text: str) -> None:
         """For modal submissions and App Home clicks, which have no response_url: shown to `user_id`
@@ -64,7 +64,7 @@ class ReplyService:
             await outbox.enqueue(
                 session,
                 kind=kind,
-                target=f"ephemeral:{uuid.uuid4().hex}",  # every reply is its own message
+                target=outbox_keys.ephemeral(uuid.uuid4().hex),  # every reply is its own message
                 now=self._clock.now(),
                 request_id=request_id,
                 user_id=user_id,

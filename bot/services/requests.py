@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
+from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.mrkdwn import clip, escape
-from bot.domain.policy import Actor, PolicyConfig, may_control, may_request
+from bot.domain.policy import BOT_ACTOR, Actor, PolicyConfig, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
+from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.refusals import record_refusal
 from bot.settings import EngineConfig
 from bot.store import audit, outbox, requests
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RequestState, RunRequest
+from bot.store.models import OutboxKind, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +38,69 @@ _EDIT_FIELDS = (
 )
 
 
-def card_target(request_id: int) -> str:
-    return f"card:{request_id}"
+NOT_IN_CHANNEL_TEXT = (
+    "I'm not in this channel, so I can't post the approval card here. "
+    "Invite me with `/invite @csb` and run the command again."
+)
+
+
+async def withdraw_unpostable(session: AsyncSession, request_id: int, now: datetime) -> None:
+    """Slack refused the card because the bot is not in the channel: a card that cannot be posted cannot
+    be approved, so the request is closed (never left pending) and the requester told how to fix it.
+
+    In the caller's transaction, the one that sets the card's row aside."""
+    request = await requests.get_request(session, request_id)
+    reason = "the bot is not in the channel, so the card could not be posted"
+    if request is not None:
+        await bot_decides(
+            session,
+            request,
+            to=RequestState.REJECTED,
+            action="withdrawn",
+            now=now,
+            reason=reason,
+            audit_reason=reason,
+        )
+    await outbox.enqueue(
+        session,
+        kind=OutboxKind.EPHEMERAL,
+        target=outbox_keys.ephemeral(f"{outbox_keys.card(request_id)}:not_in_channel"),
+        now=now,
+        request_id=request_id,
+        text=NOT_IN_CHANNEL_TEXT,
+    )
+
+
+async def bot_decides(
+    session: AsyncSession,
+    request: RunRequest,
+    *,
+    to: RequestState,
+    action: str,
+    now: datetime,
+    reason: str,
+    audit_reason: str | None,
+) -> bool:
+    """The bot closes a pending request on its own (expired, withdrawn): decided and audited in the
+    caller's transaction. False, and nothing recorded, when it was decided or edited meanwhile.
+
+    `reason` is shown on the card; the audit trail keeps `audit_reason`."""
+    assert request.id is not None
+    if not await requests.decide(
+        session, request.id, to=to, actor=BOT_ACTOR, now=now, revision=request.revision, reason=reason
+    ):
+        return False
+    await audit.record(
+        session,
+        request_id=request.id,
+        action=action,
+        actor=BOT_ACTOR,
+        at=now,
+        spec_hash=request.spec_hash,
+        revision=request.revision,
+        reason=audit_reason,
+    )
+    return True
 
 
 class RunRequestService:
@@ -115,9 +180,7 @@ class RunRequestService:
                 at=now,
                 spec_hash=request.spec_hash,
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request.id), now=now, request_id=request.id
-            )
+            await outbox.redraw_card(session, request.id, now)
         return request.id
 
     async def load(self, request_id: int) -> RunRequest:
@@ -187,9 +250,7 @@ class RunRequestService:
                 revision=revision + 1,
                 reason=change,
             )
-            await outbox.enqueue(
-                session, kind=OutboxKind.CARD, target=card_target(request_id), now=now, request_id=request_id
-            )
+            await outbox.redraw_card(session, request_id, now)
         return change
 
 

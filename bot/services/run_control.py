@@ -23,13 +23,12 @@ from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.services.control_args import CANCEL_USAGE, RERUNNABLE, STATUS_USAGE, check_reason
+from bot.domain.states import CANCELLABLE_RUN_STATES, UNSTOPPED_RUN_STATES, RequestState, RunState
+from bot.services.control_args import CANCEL_USAGE, STATUS_USAGE, check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, RequestState, Run, RunRequest, RunState
-
-_STOPPABLE = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED)
+from bot.store.models import Lane, Run, RunRequest
 
 
 class RequestSubmitter(Protocol):
@@ -67,7 +66,7 @@ class RunControlService:
         """For the Cancel button: refuse before the modal opens when the click could not count."""
         run, request, lanes = await self._load(run_id)
         await self._authorize(run, request, actor, "cancel or drain")
-        if run.state not in (*_STOPPABLE, RunState.DRAINING):
+        if run.state not in CANCELLABLE_RUN_STATES:
             raise UserInputError(f"run #{run_id} is already {run.state.value}; there is nothing to cancel")
         return StopTarget(
             run_id=run_id,
@@ -91,7 +90,7 @@ class RunControlService:
             moved = await runs.move_run(
                 session,
                 run_id,
-                from_states=_STOPPABLE if drain else (*_STOPPABLE, RunState.DRAINING),
+                from_states=UNSTOPPED_RUN_STATES if drain else CANCELLABLE_RUN_STATES,
                 to=RunState.DRAINING if drain else RunState.CANCELLING,
                 stopped_by=actor.user_id,
                 stop_reason=reason,
@@ -151,7 +150,7 @@ class RunControlService:
         run_id: int,
         actor: Actor,
         *,
-        only: Collection[LaneStatus] = RERUNNABLE,
+        only: Collection[LaneStatus],
         channel_id: str,
         response_url: str | None,
     ) -> int:
@@ -211,7 +210,7 @@ class RunControlService:
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
-                raise _not_a_run(run_id, await requests.get_request(session, run_id))
+                raise _not_a_run(run_id, await requests.get_request(session, runs.request_id_of(run_id)))
             request = await requests.get_request(session, run.request_id)
             assert request is not None
             return run, request, await runs.run_lanes(session, run_id)

@@ -7,18 +7,20 @@ from datetime import datetime
 from bot.csb.command import jobs_dir, run_dir_name
 from bot.domain.spec import LanePlan, RunSpec, TaskRef
 from bot.store.models import Lane, Run
+from bot.store.runs import run_id_of
 
 TEARDOWN_SEC = 300  # Harbor's teardown after its last phase (containers, sandbox) before it exits
 
 
 def plan_run(
-    spec: RunSpec, run_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
+    spec: RunSpec, request_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
 ) -> tuple[Run, list[Lane]]:
-    """One Run row (its id is the request's, so users see one number) and one lane per task and lane plan.
+    """One Run row (its id is the request's: `run_id_of`) and one lane per task and lane plan.
 
     Lanes write where CSB's harness would: one run folder per suite (`<suite>_<model>_<time>_<id>`), even
     when the request spans many, since CSB's status tool tells a run folder's suite by its name.
     """
+    run_id = run_id_of(request_id)
     suites = sorted({task.suite for task in spec.tasks})
     folders = {suite: run_dir_name(suite, spec.params.model, now, str(run_id)) for suite in suites}
     run_dir = (
@@ -28,7 +30,7 @@ def plan_run(
     )
     run = Run(
         id=run_id,
-        request_id=run_id,
+        request_id=request_id,
         run_dir=run_dir,
         model=spec.params.model,
         parallel=spec.parallel,

@@ -48,7 +48,7 @@ def create_app(
     notifier: Notifier,
     inflight: InFlight,
     home_service: HomeService,
-    control_clicks: run_control.RunControlClicks | None = None,
+    control_clicks: run_control.RunControlClicks,
 ) -> AsyncApp:
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_OWN_CLIENT_NOTE)  # once: the same filter
     app = AsyncApp(
@@ -59,8 +59,7 @@ def create_app(
     command.register(app, router, listen)
     home.register(app, home_service, listen)
     approval.register(app, decisions, listen)
-    if control_clicks is not None:
-        run_control.register(app, control_clicks, listen)
+    run_control.register(app, control_clicks, listen)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

@@ -26,7 +26,7 @@ from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
-from bot.slack.errors import describe
+from bot.slack.errors import answering, describe
 from bot.slack.payloads import SlashCommand
 from bot.slack.views.replies import (
     accounts_text,
@@ -38,7 +38,7 @@ from bot.slack.views.replies import (
     status_text,
     suites_text,
 )
-from bot.store.availability import unavailable
+from bot.store.runs import request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class CommandRouter:
         directory: Directory,
         *,
         launch: LaunchConfig,
-        control: RunControlService | None = None,
+        control: RunControlService,
     ) -> None:
         self._requests = requests
         self._control = control
@@ -69,26 +69,27 @@ class CommandRouter:
             "status": self._status,
             "audit": self._audit,
             "accounts": self._accounts,
+            "cancel": self._cancel,
+            "resume": self._resume,
+            "rerun": self._rerun,
         }
-        if control is not None:
-            self._handlers.update({"cancel": self._cancel, "resume": self._resume, "rerun": self._rerun})
 
     async def handle(self, command: SlashCommand) -> None:
         """Never raises: every failure becomes an ephemeral reply (with a ref for unexpected ones)."""
-        try:
+
+        async def work() -> str | None:
             line = parse_command(command.text)
-            handler = self._handlers.get(line.name, self._not_yet)
-            reply = await handler(command, line.args)
-        except UserInputError as exc:
-            reply = describe(_with_own_usage(exc, command.text))
-        except Exception as exc:
-            reply = describe(exc)
-            if unavailable(exc):  # the outbox is in the same database: answer straight away
-                log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
-                await self._replies.ephemeral(command.response_url, reply, skip_outbox=True)
-                return
-        if reply:
-            await self._replies.ephemeral(command.response_url, reply)
+            handler = self._handlers[line.name]  # one for each of SUBCOMMANDS
+            return await handler(command, line.args)
+
+        async def reply(text: str) -> None:
+            await self._replies.ephemeral(command.response_url, text)
+
+        async def when_busy(text: str) -> None:  # the outbox is in the same database: answer straight away
+            log.warning("/csb by %s not done, database unavailable: %.80s", command.user_id, command.text)
+            await self._replies.ephemeral(command.response_url, text, skip_outbox=True)
+
+        await answering(work, reply, words=lambda exc: _words(exc, command.text), when_busy=when_busy)
 
     async def _help(self, _command: SlashCommand, args: str) -> str:
         if args.strip() != "run":
@@ -124,12 +125,12 @@ class CommandRouter:
             progress = await self._queries.run_progress(run_id, viewer)  # a clear error for no such run
             if not progress.visible:
                 return hidden_status_text(progress)
-            await self._replies.card_copy(command.response_url, run_id)
+            await self._replies.card_copy(command.response_url, request_id_of(run_id))
             return None
         return status_text(await self._queries.active_runs(viewer))
 
     async def _audit(self, command: SlashCommand, args: str) -> str:
-        request_id = _run_id(args, AUDIT_USAGE)
+        request_id = request_id_of(_run_id(args, AUDIT_USAGE))  # one number names both
         request, events = await self._queries.audit_trail(request_id, await self._viewer(command))
         if events is None:
             return hidden_audit_text(request_id, request.state.value)
@@ -140,18 +141,15 @@ class CommandRouter:
 
     async def _cancel(self, command: SlashCommand, args: str) -> str:
         parsed = parse_cancel_args(args)
-        assert self._control is not None
         actor = await self._directory.actor(command.user_id)
         return await self._control.cancel(parsed.run_id, actor, parsed.reason, drain=parsed.drain)
 
     async def _resume(self, command: SlashCommand, args: str) -> str:
         run_id = parse_resume_args(args)
-        assert self._control is not None
         return await self._control.resume(run_id, await self._directory.actor(command.user_id))
 
     async def _rerun(self, command: SlashCommand, args: str) -> None:
         parsed = parse_rerun_args(args)
-        assert self._control is not None
         await self._control.rerun(
             parsed.run_id,
             await self._directory.actor(command.user_id),
@@ -164,10 +162,6 @@ class CommandRouter:
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())
 
-    async def _not_yet(self, command: SlashCommand, _args: str) -> str:
-        name = command.text.split(maxsplit=1)[0]
-        raise UserInputError(f"`/csb {name}` is not available in this version of the bot", hint="/csb help")
-
 
 USAGES = {
     "run": USAGE,
@@ -178,6 +172,11 @@ USAGES = {
     "rerun": RERUN_USAGE,
     "audit": AUDIT_USAGE,
 }
+
+
+def _words(exc: Exception, text: str) -> str:
+    """`describe`, with the usage of the command that was typed under a person's mistake."""
+    return describe(_with_own_usage(exc, text) if isinstance(exc, UserInputError) else exc)
 
 
 def _with_own_usage(exc: UserInputError, text: str) -> UserInputError:

@@ -11,7 +11,7 @@ from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.slack.directory import Directory
-from bot.slack.errors import describe
+from bot.slack.errors import answering, describe
 from bot.slack.forms import FormErrors, params_from_form, reason_from_form
 from bot.slack.payloads import ButtonClick, ViewSubmission
 from bot.slack.views.edit_modal import edit_modal, field_block_id
@@ -38,35 +38,33 @@ class DecisionHandler:
     async def approve(self, click: ButtonClick) -> None:
         if not await self._first_time(click):
             return
-        try:
-            actor = await self._directory.actor(click.user_id)
-            decision = await self._approvals.approve(click.row_id, click.revision, actor)
-            reply = decision.message
-        except Exception as exc:
-            reply = describe(exc)
-        await self._reply(click, reply)
+        await answering(lambda: self._approve(click), lambda text: self._reply(click, text))
+
+    async def _approve(self, click: ButtonClick) -> str | None:
+        actor = await self._directory.actor(click.user_id)
+        return (await self._approvals.approve(click.row_id, click.revision, actor)).message
 
     async def open_reject(self, click: ButtonClick) -> None:
         """Reject asks for a reason first; the request must still be pending."""
         if not await self._first_time(click):
             return
-        try:
-            request = await self._requests.load(click.row_id)
-            await self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
-            await self._open(click, reject_modal(click.row_id, request.revision).to_dict())
-        except Exception as exc:
-            await self._reply(click, describe(exc))
+        await answering(lambda: self._open_reject(click), lambda text: self._reply(click, text))
+
+    async def _open_reject(self, click: ButtonClick) -> None:
+        request = await self._requests.load(click.row_id)
+        await self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
+        await self._open(click, reject_modal(click.row_id, request.revision).to_dict())
 
     async def open_edit(self, click: ButtonClick) -> None:
         if not await self._first_time(click):
             return
-        try:
-            request = await self._requests.load(click.row_id)
-            await self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
-            params = RunSpec.model_validate_json(request.spec_json).params
-            await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
-        except Exception as exc:
-            await self._reply(click, describe(exc))
+        await answering(lambda: self._open_edit(click), lambda text: self._reply(click, text))
+
+    async def _open_edit(self, click: ButtonClick) -> None:
+        request = await self._requests.load(click.row_id)
+        await self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
+        params = RunSpec.model_validate_json(request.spec_json).params
+        await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
 
     async def submit_reject(self, submission: ViewSubmission) -> None:
         """Called after the modal closed (the reason was validated before the ack)."""

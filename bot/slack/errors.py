@@ -1,9 +1,14 @@
-"""The one place exceptions become words for Slack. Unexpected errors get a correlation id, never details."""
+"""The one place exceptions become words for Slack. Unexpected errors get a correlation id, never details.
+
+`answering` is the error boundary of every command and click: whatever the work raises is answered with
+`describe`'s words instead of escaping the listener.
+"""
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 
 from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
 from bot.domain.mrkdwn import escape
@@ -36,6 +41,33 @@ def describe(exc: BaseException) -> str:
         f":warning: Something went wrong on our side ({kind}, ref `{ref}`). "
         "An operator can find it in the bot's log."
     )
+
+
+Reply = Callable[[str], Awaitable[None]]
+
+
+async def answering(
+    work: Callable[[], Awaitable[str | None]],
+    reply: Reply,
+    *,
+    words: Callable[[Exception], str] = describe,
+    when_busy: Reply | None = None,
+) -> None:
+    """Run `work` and send its answer (if any) with `reply`; if it raises, send the words for the error.
+
+    A person's mistake says what was wrong, an unexpected error a short correlation id with its traceback
+    in the log (`describe`, or `words` when the caller adds to it). `when_busy`, when given, answers an
+    unavailable database: the usual reply may go through that database.
+    """
+    try:
+        answer = await work()
+    except Exception as exc:
+        answer = words(exc)
+        if when_busy is not None and unavailable(exc):
+            await when_busy(answer)
+            return
+    if answer:
+        await reply(answer)
 
 
 def _usage(hint: str) -> str:

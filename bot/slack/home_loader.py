@@ -9,11 +9,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_approve
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.states import RunState
 from bot.slack.render import load_run_card
 from bot.slack.views.format import code, plural
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
 from bot.store import homes, outbox, queue, runs
-from bot.store.models import RunRequest, RunState
+from bot.store.lanes import count_running
+from bot.store.models import RunRequest
 
 
 async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, now: datetime) -> HomeView:
@@ -41,7 +43,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         my_runs=my_runs,
         runs_queued=sum(1 for run in active if run.state is RunState.QUEUED),
         runs_running=sum(1 for run in active if run.state is not RunState.QUEUED),
-        lanes_running=await runs.count_running(session),
+        lanes_running=await count_running(session),
         slots=await queue.published_slots(session),
         official=[
             await _result(session, request, run.id or 0)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.domain import outbox_keys
+from bot.domain.states import RunState
 from bot.slack.views.format import plural
 from bot.slack.views.run_card import RunCardView
 
@@ -27,17 +29,20 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
     found: list[Milestone] = []
     if run.started_at is not None:
         found.append(
-            Milestone(f"milestone:{run.run_id}:started", f":arrow_forward: Run #{run.run_id} started.")
+            Milestone(
+                outbox_keys.milestone(run.run_id, outbox_keys.STARTED),
+                f":arrow_forward: Run #{run.run_id} started.",
+            )
         )
     # Only while the run is under way: a quarter first seen at the finish is news no more. Only the
     # highest quarter passed: two passed at once get one note, not two saying the same share.
-    under_way = run.pairs_done < run.pairs_total and run.state != "finished"
+    under_way = run.pairs_done < run.pairs_total and run.state != RunState.FINISHED
     passed = [q for q in QUARTERS if under_way and run.pairs_done * 100 >= q * run.pairs_total]
     if passed:
         share = run.pairs_done * 100 // run.pairs_total  # the real share: 1 of 3 is 33 %, not 25 %
         found.append(
             Milestone(
-                f"milestone:{run.run_id}:{passed[-1]}",
+                outbox_keys.milestone(run.run_id, str(passed[-1])),
                 f":bar_chart: Run #{run.run_id} is {share} % done "
                 f"({run.pairs_done}/{plural(run.pairs_total, 'pair')}).",
             )
@@ -46,7 +51,7 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
     if storms:
         found.append(
             Milestone(
-                f"milestone:{run.run_id}:infra:{storms}",
+                outbox_keys.milestone(run.run_id, f"infra:{storms}"),
                 f":warning: Run #{run.run_id} has had {infra_failures} infrastructure failures; "
                 + _retry_words(run.lanes_retrying),
             )

@@ -11,69 +11,42 @@ its own. A row Slack refuses for a reason no retry fixes, or that cannot be rend
 its error; only outages (5xx, 429, network errors, timeouts) and malformed answers are retried (rules:
 `bot/slack/delivery.py`). A card's thread reads in the order things happened: a reply waits while an
 earlier one is pending.
+
+This module runs the rounds and decides what a failure means for a row. Rendering and sending each kind
+is `senders.py`, posting once `posting.py`, pacing `pacing.py`, the rows a delivery queues next
+`followups.py`; what a refused card means for its request is the request service's
+(`withdraw_unpostable`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import aiohttp
-from slack_sdk.errors import SlackApiError
-from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
-from bot.services.home import EVERY_VIEWER
+from bot.services.requests import withdraw_unpostable
 from bot.settings import NotifierConfig
-from bot.slack import delivery, render
+from bot.slack import delivery
 from bot.slack.delivery import Verdict
-from bot.slack.home_loader import load_home
-from bot.slack.ids import MetadataEvent
-from bot.slack.milestones import Milestone, reached
-from bot.slack.pacing import UpdatePacer
-from bot.slack.report_loader import build_report_view
-from bot.slack.views import approval_card, card_fallback_text
-from bot.slack.views.home import home_tab
-from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
-from bot.slack.views.report_csv import report_csv
-from bot.slack.views.run_card import RunCardView
-from bot.slack.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
-from bot.store import audit, homes, outbox, requests, runs
+from bot.slack.followups import Followups
+from bot.slack.pacing import UpdatePacer, Wait
+from bot.slack.posting import Poster
+from bot.slack.senders import Senders
+from bot.store import outbox
 from bot.store.db import Store
-from bot.store.models import OutboxItem, OutboxKind, RequestState, RunRequest
+from bot.store.models import OutboxItem, OutboxKind
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_BLOCKS = 50
-
 ROUND_ROWS = 200  # rows a delivery round takes on
 LANE_ROWS = 50  # of which at most this many from one conversation
-SLACK_TS = re.compile(r"\d+\.\d+")
-NOT_IN_CHANNEL_TEXT = (
-    "I'm not in this channel, so I can't post the approval card here. "
-    "Invite me with `/invite @csb` and run the command again."
-)
-
-
-class _Wait(Exception):
-    """Not now, and not a failure: a thread parent not posted yet, or an edit paced for later.
-
-    Without `until`, the row waits with backoff: what it waits for may take long, or never come.
-    """
-
-    def __init__(self, until: datetime | None, why: str) -> None:
-        super().__init__(why)
-        self.until = until
 
 
 class Notifier:
@@ -86,26 +59,24 @@ class Notifier:
         policy: PolicyConfig,
         repo: Path,
         *,
-        eager: bool = True,
+        eager: bool,
         may_deliver: Callable[[], bool] = lambda: True,
     ) -> None:
         self._store = store
-        self._client = client
         self._clock = clock
         self._config = config
-        self._policy = policy
-        self._repo = repo
         self._eager = eager
         self._may_deliver = may_deliver
-        self._pacer = UpdatePacer(
+        pacer = UpdatePacer(
             timedelta(seconds=config.card_update_seconds),
             config.updates_per_minute,
             timedelta(seconds=config.post_interval_seconds),
         )
+        self._poster = Poster(store, client, clock, pacer)
+        self._followups = Followups(store, clock)
+        self._senders = Senders(store, client, clock, policy, repo, pacer, self._poster, self._followups)
         self._busy: set[str] = set()  # conversations a delivery round is working through
         self._rounds: set[asyncio.Task[int]] = set()
-        # Targets posted by this process whose sent mark is not written yet: never posted again.
-        self._posted: dict[str, str] = {}
 
     def kick(self) -> None:
         """Deliver now instead of at the next tick, so a reply does not wait for the timer.
@@ -140,7 +111,7 @@ class Notifier:
 
         A conversation's rows go one after another, conversations side by side.
         """
-        await self._catch_up_milestones()
+        await self._followups.catch_up_milestones()
         found = await self._due_by_conversation()
         lanes = {lane: rows for lane, rows in found.items() if lane not in self._busy}
         self._busy.update(lanes)  # no await since the check: another round cannot take them too
@@ -197,8 +168,8 @@ class Notifier:
                 await self._postpone(item, earlier.next_attempt_at, why, count=False)
             return 0
         try:
-            await self._send(item)
-        except _Wait as wait:
+            await self._senders.send(item)
+        except Wait as wait:
             if wait.until is None:
                 await self._postpone(item, self._clock.now() + self._backoff(item), str(wait), count=True)
             else:
@@ -211,288 +182,8 @@ class Notifier:
             return 0
         async with self._store.write() as session:
             await outbox.mark_sent(session, item, self._clock.now())
-        self._posted.pop(item.target, None)
+        self._poster.settled(item.target)
         return 1
-
-    async def _send(self, item: OutboxItem) -> None:
-        senders = {
-            OutboxKind.CARD: self._send_card,
-            OutboxKind.STATUS: self._send_card,  # the card is the run's status card
-            OutboxKind.SUMMARY: self._send_report,
-            OutboxKind.NOTICE: self._send_notice,
-            OutboxKind.DM: self._send_dm,
-            OutboxKind.EPHEMERAL: self._send_ephemeral,
-            OutboxKind.HOME: self._send_home,
-            OutboxKind.CARD_COPY: self._send_card_copy,
-        }
-        await senders[item.kind](item)
-
-    async def _request_of(self, item: OutboxItem) -> RunRequest | None:
-        async with self._store.read() as session:
-            request_id = item.request_id
-            if request_id is None and item.run_id is not None:
-                run = await runs.get_run(session, item.run_id)
-                request_id = run.request_id if run else None
-            return await requests.get_request(session, request_id) if request_id is not None else None
-
-    # -- the card ----------------------------------------------------------------------------------------
-
-    async def _send_card(self, item: OutboxItem) -> None:
-        request = await self._request_of(item)
-        if request is None or request.id is None:
-            return
-        now = self._clock.now()
-        async with self._store.read() as session:
-            loaded = await render.load_card(session, request.id, self._policy, now)
-            run = await runs.get_run(session, request.id)
-        if loaded is None:
-            return
-        _, view = loaded
-        if view.run is not None and run is not None:
-            # Before the edit, which may be paced: a milestone is news when it happens.
-            await self._queue_milestones(request.id, view.run, run.infra_failures_total)
-        blocks, text = approval_card(view), card_fallback_text(view)
-        if request.card_ts:
-            wait = self._pacer.not_before(request.card_ts, now)
-            if wait is not None:
-                raise _Wait(wait, "card edit paced")
-            await self._client.chat_update(
-                channel=request.channel_id, ts=request.card_ts, text=text, blocks=blocks
-            )
-            # Stamped when Slack answered, not when we decided: rendering can take a while under load.
-            self._pacer.sent(request.card_ts, self._clock.now())
-        else:
-            ts = await self._post(item, request.channel_id, None, text, blocks)
-            async with self._store.write() as session:
-                await requests.set_card_ts(session, request.id, ts)
-        await self._queue_home_refresh()
-
-    async def _catch_up_milestones(self) -> None:
-        """Before a thread reply goes, the milestones its run has reached are queued, each dated when it
-        happened, so a report or a pause can never overtake the run's "started"."""
-        async with self._store.read() as session:
-            threads = await outbox.pending_threads(session, self._clock.now())
-        for request_id in threads:
-            try:
-                async with self._store.read() as session:
-                    run = await runs.get_run(session, request_id)
-                    card = await render.load_run_card(session, request_id, self._clock.now())
-                if run is not None and card is not None:
-                    await self._queue_milestones(request_id, card, run.infra_failures_total)
-            except Exception:
-                log.exception("milestones of run %s could not be brought up to date", request_id)
-
-    async def _queue_milestones(self, request_id: int, run: RunCardView, infra_failures: int) -> None:
-        now = self._clock.now()
-        milestones = reached(run, infra_failures)
-        if run.finished_at is not None:  # the report is the thread's last word; only the start may precede it
-            milestones = [m for m in milestones if _is_start(m)]
-        async with self._store.write() as session:
-            for milestone in milestones:
-                if not await outbox.exists(session, milestone.key):
-                    await outbox.enqueue(
-                        session,
-                        kind=OutboxKind.NOTICE,
-                        target=milestone.key,
-                        now=run.started_at if _is_start(milestone) and run.started_at else now,
-                        request_id=request_id,
-                        text=milestone.text,
-                    )
-
-    # -- App Home ----------------------------------------------------------------------------------------
-
-    async def _queue_home_refresh(self) -> None:
-        """A card changed, so someone's home tab may be stale: one coalesced republish for every viewer."""
-        async with self._store.write() as session:
-            if await homes.viewers(session):
-                await outbox.enqueue(
-                    session, kind=OutboxKind.HOME, target=EVERY_VIEWER, now=self._clock.now()
-                )
-
-    async def _send_home(self, item: OutboxItem) -> None:
-        now = self._clock.now()
-        wait = self._pacer.not_before(item.target, now)
-        if wait is not None:
-            raise _Wait(wait, "home refresh paced")
-        async with self._store.read() as session:
-            users = (
-                await homes.viewers(session)
-                if item.target == EVERY_VIEWER
-                else [item.target.split(":", 1)[1]]
-            )
-            views = [(u, home_tab(await load_home(session, u, self._policy, now))) for u in users]
-        for user_id, view in views:
-            await self._client.views_publish(user_id=user_id, view=view)
-        self._pacer.sent(item.target, self._clock.now())
-
-    # -- thread replies ----------------------------------------------------------------------------------
-
-    async def _send_report(self, item: OutboxItem) -> None:
-        """The paired report, broadcast to the channel; the full table as a CSV when it does not fit."""
-        request = await self._request_of(item)
-        if request is None or request.id is None:
-            return
-        thread_ts = _thread_of(request)
-        async with self._store.read() as session:
-            run = await runs.get_run(session, request.id)
-            lanes = await runs.run_lanes(session, request.id)
-        assert run is not None
-        view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
-        message = await asyncio.to_thread(paired_report, view)
-        blocks = [*message.blocks, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
-        await self._post(item, request.channel_id, thread_ts, message.text, blocks, broadcast=True)
-        if message.csv_needed:
-            await self._client.files_upload_v2(
-                channel=request.channel_id,
-                thread_ts=thread_ts,
-                content=await asyncio.to_thread(report_csv, view),
-                filename=f"{run.run_dir}_tasks.csv",
-                title=f"Run #{run.id}: every task",
-            )
-        await self._queue_dm(request, message.text)
-
-    async def _queue_dm(self, request: RunRequest, text: str) -> None:
-        """Once per run, ever: a report row sent again (its mark lost in a crash) must not DM twice."""
-        target = f"dm:finished:{request.id}"
-        async with self._store.write() as session:
-            if not await outbox.exists(session, target):
-                await outbox.enqueue(
-                    session,
-                    kind=OutboxKind.DM,
-                    target=target,
-                    now=self._clock.now(),
-                    request_id=request.id,
-                    text=text,
-                )
-
-    async def _send_notice(self, item: OutboxItem) -> None:
-        request = await self._request_of(item)
-        if request is None:
-            return
-        thread_ts = _thread_of(request)
-        text = item.text or ""
-        blocks = [SectionBlock(text=MarkdownTextObject(text=text))]
-        await self._post(item, request.channel_id, thread_ts, text, blocks)
-
-    async def _send_dm(self, item: OutboxItem) -> None:
-        """To the requester, in the DM that `conversations.open` gives (scope im:write)."""
-        request = await self._request_of(item)
-        if request is None:
-            return
-        text, blocks = await self._dm_message(item, request)
-        opened = await self._client.conversations_open(users=request.requester)
-        channel = (opened.get("channel") or {}).get("id")
-        if not isinstance(channel, str) or not channel:
-            raise MalformedAnswer("conversations.open answered without the DM's channel id")
-        await self._post(item, channel, None, text, blocks)
-
-    async def _dm_message(self, item: OutboxItem, request: RunRequest) -> tuple[str, list[Block]]:
-        """A finished run's DM links its thread and carries `Rerun failed`, as under the report."""
-        async with self._store.read() as session:
-            run = await runs.get_run(session, request.id or 0)
-            lanes = await runs.run_lanes(session, request.id or 0)
-        if run is None or not request.card_ts or not item.target.startswith("dm:finished:"):
-            return item.text or "", [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
-        view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
-        return report_dm(view, item.text or "", thread_url(request.channel_id, request.card_ts))
-
-    async def _post(
-        self,
-        item: OutboxItem,
-        channel: str,
-        thread_ts: str | None,
-        text: str,
-        blocks: Sequence[Block],
-        *,
-        broadcast: bool = False,
-    ) -> str:
-        """Post, unless an earlier attempt already did and only its answer or its sent mark was lost."""
-        assert item.id is not None
-        if item.target in self._posted:
-            return self._posted[item.target]
-        if item.post_attempted_at is not None:
-            found = await self._find_posted(channel, thread_ts, item.target)
-            if found:
-                return found
-        now = self._clock.now()
-        wait = self._pacer.post_not_before(channel, now)
-        if wait is not None:
-            raise _Wait(wait, "posts paced per channel")
-        async with self._store.write() as session:  # no post without this note: it makes re-sends look first
-            await outbox.note_post_attempt(session, item.id, now)
-        self._pacer.posted(channel, now)
-        response = await self._client.chat_postMessage(
-            channel=channel,
-            thread_ts=thread_ts,
-            reply_broadcast=broadcast or None,
-            text=text,
-            blocks=blocks,
-            metadata={"event_type": MetadataEvent.MESSAGE.value, "event_payload": {"key": item.target}},
-        )
-        ts = response.get("ts")
-        if not isinstance(ts, str) or not SLACK_TS.fullmatch(ts):
-            raise MalformedAnswer("chat.postMessage answered without the message's ts")
-        self._posted[item.target] = ts
-        return ts
-
-    async def _find_posted(self, channel: str, thread_ts: str | None, key: str) -> str | None:
-        try:
-            if thread_ts:
-                response = await self._client.conversations_replies(
-                    channel=channel, ts=thread_ts, include_all_metadata=True, limit=200
-                )
-            else:
-                response = await self._client.conversations_history(
-                    channel=channel, include_all_metadata=True, limit=100
-                )
-        except SlackApiError as exc:
-            if exc.response.get("error") != "missing_scope":
-                raise
-            # A DM's history needs im:history, which the app does not ask for: a possible duplicate
-            # is better than a message that can never be sent.
-            log.warning("cannot look for an earlier post of %s in %s (missing_scope); posting", key, channel)
-            return None
-        for message in response.get("messages", []):
-            if _metadata_key(message) == key:
-                return str(message["ts"])
-        return None
-
-    # -- ephemeral replies -------------------------------------------------------------------------------
-
-    async def _send_ephemeral(self, item: OutboxItem) -> None:
-        if item.response_url is None and item.user_id is not None:
-            request = await self._request_of(item)
-            if request is not None:
-                await self._client.chat_postEphemeral(
-                    channel=request.channel_id, user=item.user_id, text=item.text or ""
-                )
-            return
-        url = item.response_url or (await self._request_response_url(item))
-        if url is None:
-            log.warning("ephemeral reply %s has no response_url; dropped", item.id)
-            return
-        webhook = AsyncWebhookClient(url, timeout=CALL_TIMEOUT_SECONDS)  # type: ignore[arg-type]
-        response = await webhook.send(text=item.text or "", response_type="ephemeral")
-        if response.status_code >= 500 or response.status_code == 429:
-            raise aiohttp.ClientError(f"response_url answered {response.status_code}")
-
-    async def _send_card_copy(self, item: OutboxItem) -> None:
-        assert item.request_id is not None and item.response_url is not None
-        async with self._store.read() as session:
-            loaded = await render.load_card(session, item.request_id, self._policy, self._clock.now())
-        if loaded is None:
-            return
-        _, view = loaded
-        webhook = AsyncWebhookClient(item.response_url, timeout=CALL_TIMEOUT_SECONDS)  # type: ignore[arg-type]
-        response = await webhook.send(
-            text=card_fallback_text(view), blocks=approval_card(view), response_type="ephemeral"
-        )
-        if response.status_code >= 500 or response.status_code == 429:
-            raise aiohttp.ClientError(f"response_url answered {response.status_code}")
-
-    async def _request_response_url(self, item: OutboxItem) -> str | None:
-        request = await self._request_of(item)
-        return request.response_url if request else None
 
     # -- failures ----------------------------------------------------------------------------------------
 
@@ -517,46 +208,13 @@ class Notifier:
         """Set the row aside with its error; the admins' App Home counts such rows."""
         assert item.id is not None
         log.warning("outbox %s (%s, %s) set aside: %s", item.id, item.kind.value, item.target, error)
-        self._posted.pop(item.target, None)
+        self._poster.settled(item.target)
         async with self._store.write() as session:
             await outbox.set_aside(session, item.id, error)
             if error == "not_in_channel" and item.kind is OutboxKind.CARD and item.request_id is not None:
-                await self._withdraw(session, item.request_id)
-                await outbox.enqueue(
-                    session,
-                    kind=OutboxKind.EPHEMERAL,
-                    target=f"ephemeral:{item.target}:not_in_channel",
-                    now=self._clock.now(),
-                    request_id=item.request_id,
-                    text=NOT_IN_CHANNEL_TEXT,
-                )
+                await withdraw_unpostable(session, item.request_id, self._clock.now())
         if item.kind is not OutboxKind.HOME:  # a home tab Slack refuses must not queue itself again
-            await self._queue_home_refresh()
-
-    async def _withdraw(self, session: AsyncSession, request_id: int) -> None:
-        """A card that cannot be posted cannot be approved: close the request, never leave it pending."""
-        request = await requests.get_request(session, request_id)
-        now = self._clock.now()
-        reason = "the bot is not in the channel, so the card could not be posted"
-        if request is not None and await requests.decide(
-            session,
-            request_id,
-            to=RequestState.REJECTED,
-            actor="csb-bot",
-            now=now,
-            revision=request.revision,
-            reason=reason,
-        ):
-            await audit.record(
-                session,
-                request_id=request_id,
-                action="withdrawn",
-                actor="csb-bot",
-                at=now,
-                spec_hash=request.spec_hash,
-                revision=request.revision,
-                reason=reason,
-            )
+            await self._followups.queue_home_refresh()
 
     def _backoff(self, item: OutboxItem) -> timedelta:
         return outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)
@@ -566,22 +224,3 @@ class Notifier:
         attempts = item.attempts + 1 if count else item.attempts
         async with self._store.write() as session:
             await outbox.postpone(session, item.id, attempts=attempts, until=until, error=error)
-
-
-def _thread_of(request: RunRequest) -> str:
-    if not request.card_ts:
-        raise _Wait(None, "waiting for the card to be posted")  # which may have been set aside
-    return request.card_ts
-
-
-def _is_start(milestone: Milestone) -> bool:
-    return milestone.key.endswith(":started")
-
-
-def _metadata_key(message: dict[str, Any]) -> str | None:
-    metadata = message.get("metadata") or {}
-    if metadata.get("event_type") != MetadataEvent.MESSAGE.value:
-        return None
-    payload = metadata.get("event_payload") or {}
-    key = payload.get("key")
-    return str(key) if key is not None else None

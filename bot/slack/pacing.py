@@ -45,3 +45,14 @@ class UpdatePacer:
     def sent(self, message: str, now: datetime) -> None:
         self._last[message] = now
         self._recent.append(now)
+
+
+class Wait(Exception):
+    """Not now, and not a failure: a thread parent not posted yet, or an edit paced for later.
+
+    Without `until`, the row waits with backoff: what it waits for may take long, or never come.
+    """
+
+    def __init__(self, until: datetime | None, why: str) -> None:
+        super().__init__(why)
+        self.until = until

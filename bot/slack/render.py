@@ -42,7 +42,7 @@ async def load_card(
         decided_by=request.decided_by,
         decided_at=request.decided_at,
         reason=request.reason,
-        run=await load_run_card(session, request.id, now),
+        run=await load_run_card(session, runs.run_id_of(request.id), now),
         rerun_of=await _rerun_note(session, request),
     )
     return request, view
@@ -78,7 +78,7 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
     eta = figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
     return RunCardView(
         run_id=run_id,
-        state=run.state.value,
+        state=run.state,
         pairs_done=sum(1 for pair in pairs.values() if all(_ran_to_the_end(lane) for lane in pair)),
         pairs_total=len(pairs),
         lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),

@@ -9,9 +9,10 @@ from bot.csb.command import jobs_dir
 from bot.csb.results import find_trial_result, trial_usage
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole, Mode, RunSpec
+from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.slack.views.report import ReportView
-from bot.store.models import Lane, Run, RunRequest, RunState
+from bot.store.models import Lane, Run, RunRequest
 
 _ABSENT = LaneResult(status=LaneStatus.CANCELLED)  # the lane a single-lane run does not have
 

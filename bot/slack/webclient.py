@@ -49,7 +49,7 @@ def _is_answer(data: object) -> bool:
     return isinstance(data, dict) and isinstance(data.get("ok"), bool)
 
 
-def web_client(token: str, base_url: str, timeout: float = CALL_TIMEOUT_SECONDS) -> CheckedWebClient:
+def web_client(token: str, base_url: str, timeout: float) -> CheckedWebClient:
     """Retries 429 (Retry-After) and 5xx where a repeat cannot double a post; each try is timed out."""
     return CheckedWebClient(
         token=token,

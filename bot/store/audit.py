@@ -7,9 +7,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain.policy import BOT_ACTOR
 from bot.store.models import AuditEvent, Run, RunRequest
-
-BOT_ACTOR = "csb-bot"
 
 
 async def record(

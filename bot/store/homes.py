@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.models import HomeViewer, RequestState, Run, RunRequest, RunState
+from bot.domain.states import RequestState, RunState
+from bot.store.models import HomeViewer, Run, RunRequest
 
 
 async def add_viewer(session: AsyncSession, user_id: str, now: datetime) -> None:

@@ -15,7 +15,8 @@ from sqlalchemy import bindparam, case, func, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.store.models import Lane, Run, RunState
+from bot.domain.states import RunState
+from bot.store.models import Lane, Run
 
 
 def _update(entity: type[Lane]) -> Any:

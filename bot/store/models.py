@@ -9,32 +9,12 @@ from sqlalchemy import Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import RequestState, RunState  # the states and their moves: bot/domain/states.py
 from bot.store.types import UTCDateTime
 
 
 def _time(nullable: bool = False) -> Column[datetime]:
     return Column(UTCDateTime(), nullable=nullable)
-
-
-class RequestState(StrEnum):
-    PENDING = "pending"
-    APPROVED = "approved"
-    REJECTED = "rejected"
-    EXPIRED = "expired"
-
-
-class RunState(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    PAUSED = "paused"  # too many infrastructure failures: nothing new starts until resumed
-    DRAINING = "draining"  # nothing new starts; running lanes finish
-    CANCELLING = "cancelling"  # running lanes are being stopped (SIGINT, grace, SIGKILL)
-    FINISHED = "finished"
-    CANCELLED = "cancelled"  # drained or cancelled, and nothing runs any more
-
-    @property
-    def is_final(self) -> bool:
-        return self in (RunState.FINISHED, RunState.CANCELLED)
 
 
 class OutboxKind(StrEnum):

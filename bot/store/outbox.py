@@ -7,7 +7,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import outbox_keys
 from bot.store.models import OutboxItem, OutboxKind, OutboxState, RunRequest
+from bot.store.runs import request_id_of
 
 # Kinds whose send renders the current state (an edit or a publish), so sending again is harmless.
 REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME})
@@ -154,15 +156,18 @@ async def exists(session: AsyncSession, target: str) -> bool:
 
 
 def thread_of(item: OutboxItem) -> int | None:
-    """The request whose card thread the row belongs to (a run's id is its request's)."""
-    return item.request_id if item.request_id is not None else item.run_id
+    """The request whose card thread the row belongs to (a run's row names its request by the rule of
+    `runs.run_id_of`, as the queries below do by coalescing the two ids)."""
+    if item.request_id is not None:
+        return item.request_id
+    return request_id_of(item.run_id) if item.run_id is not None else None
 
 
 def thread_order(item: OutboxItem) -> tuple[datetime, int, int]:
     """When it happened, then: a run's start opens its thread and its report closes it, then row order."""
     if item.kind is OutboxKind.SUMMARY:
         rank = 2
-    elif item.target.endswith(":started"):
+    elif outbox_keys.is_start(item.target):
         rank = 0
     else:
         rank = 1
@@ -201,21 +206,20 @@ async def pending_threads(session: AsyncSession, now: datetime) -> list[int]:
     return [int(thread) for thread in rows.scalars() if thread is not None]
 
 
-def status_target(run_id: int) -> str:
-    return f"status:{run_id}"
-
-
-def notice_target(run_id: int, what: str, at: datetime) -> str:
-    return f"notice:{run_id}:{what}:{at.isoformat()}"
+async def redraw_card(session: AsyncSession, request_id: int, now: datetime) -> None:
+    """Queue a post (or a redraw) of the request's card; redraws pending for it merge into one."""
+    await enqueue(
+        session, kind=OutboxKind.CARD, target=outbox_keys.card(request_id), now=now, request_id=request_id
+    )
 
 
 async def redraw_run(session: AsyncSession, run_id: int, now: datetime) -> None:
     """Queue a redraw of the run's status card; redraws pending for the same card merge into one."""
-    await enqueue(session, kind=OutboxKind.STATUS, target=status_target(run_id), now=now, run_id=run_id)
+    await enqueue(session, kind=OutboxKind.STATUS, target=outbox_keys.status(run_id), now=now, run_id=run_id)
 
 
 async def tell_run(session: AsyncSession, run_id: int, *, what: str, text: str, now: datetime) -> None:
     """A line in the run's thread, and its card redrawn to match."""
-    target = notice_target(run_id, what, now)
+    target = outbox_keys.notice(run_id, what, now)
     await enqueue(session, kind=OutboxKind.NOTICE, target=target, now=now, run_id=run_id, text=text)
     await redraw_run(session, run_id, now)

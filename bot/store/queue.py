@@ -15,8 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import STARTABLE_RUN_STATES, RunState
 from bot.store import lease, runs
-from bot.store.models import Lane, Run, RunState
+from bot.store.models import Lane, Run
 
 DURATION_SAMPLE = 200  # recent finished lanes the mean duration is taken over
 DEFAULT_SLOTS = 4  # until an engine has published its slot pool in the lease row
@@ -35,12 +36,6 @@ async def queue_position(session: AsyncSession, run_id: int) -> int | None:
     waiting = await runs.active_runs(session, states=[RunState.QUEUED])
     ids = [run.id for run in waiting]
     return ids.index(run_id) + 1 if run_id in ids else None
-
-
-async def eta_seconds(session: AsyncSession, run_id: int, slots: int | None = None) -> float | None:
-    """Seconds until a queued run starts, or until a running one ends; None when it cannot be told."""
-    figures = await queue_figures(session, run_id, slots)
-    return figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
 
 
 async def mean_lane_seconds(
@@ -95,7 +90,7 @@ async def _work_ahead(
 ) -> float:
     """Lane-equivalents that take slots before this run's first lane: runs ahead, and all running lanes."""
     work = 0.5 * sum(running.values())
-    for other in await runs.active_runs(session, states=runs.STARTABLE_STATES):
+    for other in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
         if other.id == run.id:
             break
         work += queued.get(other.id or 0, 0)

@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.models import RequestState, RunRequest
+from bot.domain.states import RequestState, check_request_move
+from bot.store.models import RunRequest
 
 
 async def create_request(session: AsyncSession, request: RunRequest) -> RunRequest:
@@ -35,6 +36,7 @@ async def decide(
     False when someone already decided or the request was edited meanwhile, so concurrent clicks give
     one launch and an approval never applies to parameters the approver did not see.
     """
+    check_request_move(RequestState.PENDING, to)
     result = await session.execute(
         update(RunRequest)
         .where(

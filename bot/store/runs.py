@@ -14,16 +14,19 @@ from sqlalchemy import case, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus
-from bot.store.lanes import count_running
-from bot.store.models import Lane, Run, RunRequest, RunState
+from bot.domain.states import (
+    ACTIVE_RUN_STATES,
+    STOPPING_RUN_STATES,
+    UNDER_WAY_RUN_STATES,
+    RunState,
+    check_run_move,
+)
+from bot.store.models import Lane, Run, RunRequest
 
-__all__ = [  # count_running lives with the lanes; kept here for callers of runs.count_running
-    "ACTIVE_STATES",
-    "STARTABLE_STATES",
+__all__ = [
     "active_runs",
     "closable_runs",
     "count_attempts",
-    "count_running",
     "create_run",
     "get_run",
     "link_rerun",
@@ -31,16 +34,30 @@ __all__ = [  # count_running lives with the lanes; kept here for callers of runs
     "move_run",
     "queue_order",
     "queued_request",
+    "request_id_of",
+    "run_id_of",
     "run_lanes",
-    "set_status_ts",
 ]
 
-# Runs that still have work or lanes still running, and the subset that may start new lanes.
-ACTIVE_STATES = (RunState.QUEUED, RunState.RUNNING, RunState.PAUSED, RunState.DRAINING, RunState.CANCELLING)
-STARTABLE_STATES = (RunState.QUEUED, RunState.RUNNING)
+
+def run_id_of(request_id: int) -> int:
+    """The rule: a run's id is its request's id. People see one number (`/csb status 7`, request #7 and
+    run #7 alike), and a run's card, thread and channel are its request's. `create_run` makes it so;
+    code that holds one id and needs the other calls this (or `request_id_of`), naming the rule."""
+    return request_id
+
+
+def request_id_of(run_id: int) -> int:
+    """The request of run `run_id`, by the rule of `run_id_of`."""
+    return run_id
 
 
 async def create_run(session: AsyncSession, run: Run, lanes: Sequence[Lane]) -> Run:
+    """The run with its lanes; its id is its request's (`run_id_of`), given or not."""
+    if run.id is None:
+        run.id = run_id_of(run.request_id)
+    if run.id != run_id_of(run.request_id):
+        raise ValueError(f"run {run.id} of request {run.request_id}: a run's id is its request's")
     session.add(run)
     await session.flush()
     for lane in lanes:
@@ -72,7 +89,7 @@ def queue_order() -> tuple[Any, ...]:
     return (priority, Run.created_at, Run.id)
 
 
-async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_STATES) -> list[Run]:
+async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_RUN_STATES) -> list[Run]:
     """Runs in `states`, in queue order."""
     rows = await session.execute(
         select(Run)
@@ -103,9 +120,8 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
     rows = await session.execute(
         select(Run).where(
             or_(
-                Run.state.in_([RunState.RUNNING, RunState.PAUSED])
-                & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
-                Run.state.in_([RunState.DRAINING, RunState.CANCELLING]) & ~lanes_in(LaneStatus.RUNNING),
+                Run.state.in_(UNDER_WAY_RUN_STATES) & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
+                Run.state.in_(STOPPING_RUN_STATES) & ~lanes_in(LaneStatus.RUNNING),
             )
         )
     )
@@ -115,7 +131,10 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
 async def move_run(
     session: AsyncSession, run_id: int, *, from_states: Collection[RunState], to: RunState, **values: Any
 ) -> bool:
-    """The one guarded transition of a run's state; False when it was not in `from_states`."""
+    """The one guarded transition of a run's state; False when it was not in `from_states`.
+
+    A move the state machine does not allow (`bot/domain/states.py`) is a bug: ValueError."""
+    check_run_move(from_states, to)
     result = await session.execute(
         _update(Run).where(Run.id == run_id, Run.state.in_(list(from_states))).values(state=to, **values)
     )
@@ -137,10 +156,6 @@ async def count_attempts(session: AsyncSession, run_id: int, *, attempts: int, i
             infra_failures_total=Run.infra_failures_total + infra,
         )
     )
-
-
-async def set_status_ts(session: AsyncSession, run_id: int, ts: str) -> None:
-    await session.execute(_update(Run).where(Run.id == run_id).values(status_ts=ts))
 
 
 async def link_rerun(session: AsyncSession, request_id: int, run_id: int) -> bool:

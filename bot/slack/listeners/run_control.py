@@ -15,7 +15,7 @@ from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
-from bot.slack.errors import describe
+from bot.slack.errors import answering, describe
 from bot.slack.ids import ActionId, CallbackId
 from bot.slack.listeners.prologue import Prologue
 from bot.slack.payloads import ButtonClick
@@ -27,6 +27,7 @@ from bot.slack.views.cancel_modal import (
     REASON_BLOCK,
     cancel_modal,
 )
+from bot.store.runs import request_id_of
 
 
 class CancelSubmission(BaseModel):
@@ -77,12 +78,14 @@ class RunControlClicks:
         """Authorise at click time, then ask how and why; a refusal names who may."""
         if not await self._first_time(click):
             return
-        try:
-            target = await self._control.stop_target(click.row_id, await self._directory.actor(click.user_id))
-            view = cancel_modal(target.run_id, target.run_dir, target.running, target.queued)
-            await self._client.views_open(trigger_id=click.trigger_id or "", view=view.to_dict())
-        except Exception as exc:
-            await self._replies.ephemeral(click.response_url, describe(exc))
+        await answering(
+            lambda: self._open_cancel(click), lambda text: self._replies.ephemeral(click.response_url, text)
+        )
+
+    async def _open_cancel(self, click: ButtonClick) -> None:
+        target = await self._control.stop_target(click.row_id, await self._directory.actor(click.user_id))
+        view = cancel_modal(target.run_id, target.run_dir, target.running, target.queued)
+        await self._client.views_open(trigger_id=click.trigger_id or "", view=view.to_dict())
 
     async def validate_cancel(self, form: CancelSubmission) -> dict[str, str] | None:
         """Errors that keep the modal open (checked before the ack: a quick read); None when it may close."""
@@ -101,23 +104,24 @@ class RunControlClicks:
         try:
             await self._control.cancel(form.run_id, actor, form.reason, drain=form.drain)
         except CsbBotError as exc:  # e.g. the run ended between the check and the submit
-            # A run's id is its request's id (services/run_plan), so the reply lands in the card's channel.
-            await self._replies.ephemeral_in_card(form.run_id, form.user_id, describe(exc))
+            await self._replies.ephemeral_in_card(request_id_of(form.run_id), form.user_id, describe(exc))
 
     async def rerun_failed(self, click: ButtonClick) -> None:
         """A new request over the run's failed, errored and timed-out tasks; its card is the answer."""
         if not await self._first_time(click):
             return
-        try:
-            await self._control.rerun(
-                click.row_id,
-                await self._directory.actor(click.user_id),
-                only=RERUNNABLE,
-                channel_id=click.channel_id or "",
-                response_url=click.response_url,
-            )
-        except Exception as exc:
-            await self._replies.ephemeral(click.response_url, describe(exc))
+        await answering(
+            lambda: self._rerun_failed(click), lambda text: self._replies.ephemeral(click.response_url, text)
+        )
+
+    async def _rerun_failed(self, click: ButtonClick) -> None:
+        await self._control.rerun(
+            click.row_id,
+            await self._directory.actor(click.user_id),
+            only=RERUNNABLE,
+            channel_id=click.channel_id or "",
+            response_url=click.response_url,
+        )
 
     async def _first_time(self, click: ButtonClick) -> bool:
         """A replayed signed click (same user, element and action_ts) is ignored."""

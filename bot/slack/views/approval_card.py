@@ -17,7 +17,9 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import RunSpec
+from bot.domain.states import RequestState
 from bot.services.checks import CheckLine, RequestChecks
 from bot.slack.ids import ActionId
 from bot.slack.payloads import decision_value
@@ -36,7 +38,6 @@ from bot.slack.views.format import (
     when,
 )
 from bot.slack.views.run_card import RunCardView, run_blocks
-from bot.store.models import RequestState
 
 MISSING_SHOWN = 10
 CHECK_SHOWN = 1000  # one preflight finding (a script's words, a list of missing folders)
@@ -181,7 +182,7 @@ def _decision(card: CardView) -> Block:
             f":hourglass: *EXPIRED* {at}: no decision in time. "
             "It can no longer be approved; request it again."
         )
-    by = "the bot" if card.decided_by == "csb-bot" else user(card.decided_by or "?")
+    by = "the bot" if card.decided_by == BOT_ACTOR else user(card.decided_by or "?")
     reason = f": {shown(card.reason, REASON_SHOWN)}" if card.reason else ""
     return _text(f":x: *Rejected* by {by} {at}{reason}")
 

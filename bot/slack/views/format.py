@@ -10,15 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.domain.mrkdwn import clip, escape
-from bot.domain.outcome import LaneStatus
 from bot.domain.spec import RunSpec
 
 # Slack's limits (api.slack.com/reference/block-kit), as slack_sdk and the playground enforce them.
 SECTION_LIMIT = 3000
 FIELD_LIMIT = 2000
 CONTEXT_LIMIT = 2000
-HEADER_LIMIT = 150
-BUTTON_LIMIT = 75
 MESSAGE_TEXT_LIMIT = 40_000
 VALUE_LIMIT = 300  # one user-supplied value inline (model, path, reason on a card line)
 
@@ -50,10 +47,6 @@ def when(at: datetime) -> str:
 
 def reward(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
-
-
-def lane_word(status: LaneStatus) -> str:
-    return status.value
 
 
 def suite_text(spec: RunSpec) -> str:

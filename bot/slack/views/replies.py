@@ -8,7 +8,9 @@ from bot.csb.command import LaunchConfig, lane_command, model_short, shell_line
 from bot.csb.lane_env import instruction_variant
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
+from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.states import RUN_STATES_WITH_ETA
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
@@ -112,7 +114,7 @@ def _status_line(run: RunProgress) -> str:
         return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
     eta = ""
-    if run.state in ("queued", "running", "draining"):  # a paused or stopping run has no ETA to give
+    if run.state in RUN_STATES_WITH_ETA:  # a paused or stopping run has no ETA to give
         eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
@@ -135,7 +137,7 @@ def hidden_audit_text(request_id: int, state: str) -> str:
 def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
     lines = [f"*Audit of #{request_id}*"]
     for event in events:
-        actor = event.actor if event.actor == "csb-bot" else user(event.actor)
+        actor = event.actor if event.actor == BOT_ACTOR else user(event.actor)
         reason = f" — {shown(event.reason)}" if event.reason else ""
         lines.append(
             f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"

@@ -8,20 +8,20 @@ from datetime import datetime, timedelta
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, MarkdownTextObject, SectionBlock
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import CANCELLABLE_RUN_STATES, RUN_STATES_WITH_ETA, STOPPING_RUN_STATES, RunState
 from bot.slack.ids import ActionId
 from bot.slack.views.format import SECTION_LIMIT, clip, plural, shown, user
 
 BAR_WIDTH = 20
 _COUNTED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
 REASON_SHOWN = 1500  # the audit trail keeps a stop reason whole
-_CANCELLABLE = ("queued", "running", "paused", "draining")
 ROLE_LABEL = {"baseline": "baseline", "mcp": "MCP"}
 
 
 @dataclass(frozen=True)
 class RunCardView:
     run_id: int
-    state: str
+    state: RunState
     pairs_done: int
     pairs_total: int
     lanes_running: int
@@ -47,7 +47,7 @@ def run_blocks(run: RunCardView) -> list[Block]:
         lines.append(timing)
     text = clip("\n".join(lines), SECTION_LIMIT)
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text))]
-    if run.state in _CANCELLABLE:
+    if run.state in CANCELLABLE_RUN_STATES:
         blocks.append(
             ActionsBlock(
                 block_id=f"run:{run.run_id}",
@@ -67,17 +67,17 @@ def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
 
 
 def _state_line(run: RunCardView) -> str:
-    if run.state == "queued":
+    if run.state == RunState.QUEUED:
         where = f" #{run.queue_position} in the queue" if run.queue_position else ""
         return f":hourglass_flowing_sand: *Queued*{where}"
-    if run.state == "paused":
+    if run.state == RunState.PAUSED:
         why = shown(run.paused_reason or "too many infrastructure failures")
         return f":double_vertical_bar: *Paused*: {why}; `/csb resume {run.run_id}` once fixed"
-    if run.state in ("draining", "cancelling", "cancelled"):
+    if run.state in (*STOPPING_RUN_STATES, RunState.CANCELLED):
         by = f" by {user(run.stopped_by)}" if run.stopped_by else ""
         why = f": {shown(run.stop_reason, REASON_SHOWN)}" if run.stop_reason else ""
         return f":octagonal_sign: *{run.state.capitalize()}*{by}{why}"
-    if run.state == "finished":
+    if run.state == RunState.FINISHED:
         return ":checkered_flag: *Finished*; the paired report is in the thread"
     return ":arrow_forward: *Running*"
 
@@ -101,8 +101,8 @@ def _timing(run: RunCardView) -> str | None:
     if run.started_at and run.now:
         elapsed = (run.finished_at or run.now) - run.started_at
         parts.append(f"elapsed {duration(elapsed)}")
-    if run.state in ("queued", "running", "draining"):
-        parts.append(eta_text(run.eta_seconds, queued=run.state == "queued"))
+    if run.state in RUN_STATES_WITH_ETA:
+        parts.append(eta_text(run.eta_seconds, queued=run.state == RunState.QUEUED))
     return " · ".join(parts) or None
 
 

@@ -1,0 +1,87 @@
+"""The error boundary of commands and clicks (`answering`): the work's answer, or the words for what it
+raised, goes to the person; an unexpected error says only a short ref, and the log holds its traceback
+under the same ref."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+
+from bot.domain.errors import PolicyError, UserInputError
+from bot.slack.errors import BUSY, answering
+
+
+class Replies:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.busy: list[str] = []
+
+    async def reply(self, text: str) -> None:
+        self.sent.append(text)
+
+    async def when_busy(self, text: str) -> None:
+        self.busy.append(text)
+
+
+def raising(exc: Exception):  # type: ignore[no-untyped-def]
+    async def work() -> str | None:
+        raise exc
+
+    return work
+
+
+async def test_the_answer_goes_out_and_no_answer_sends_nothing() -> None:
+    replies = Replies()
+
+    async def answer() -> str | None:
+        return "done"
+
+    async def silent() -> None:
+        return None
+
+    await answering(answer, replies.reply)
+    await answering(silent, replies.reply)
+    assert replies.sent == ["done"]
+
+
+async def test_a_persons_mistake_says_what_was_wrong() -> None:
+    replies = Replies()
+    await answering(raising(UserInputError("no suite `x`", hint="/csb run SUITE")), replies.reply)
+    await answering(raising(PolicyError("only approvers may approve")), replies.reply)
+    assert replies.sent == [
+        "no suite `x`\nUsage: `/csb run SUITE`",
+        ":no_entry: only approvers may approve",
+    ]
+
+
+async def test_an_unexpected_error_says_a_ref_and_logs_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    replies = Replies()
+    with caplog.at_level(logging.ERROR, logger="bot.slack.errors"):
+        await answering(raising(RuntimeError("token xoxb-secret leaked into a message")), replies.reply)
+    (text,) = replies.sent
+    assert "xoxb" not in text and "RuntimeError" not in text
+    ref = re.search(r"ref `([0-9a-f]{8})`", text)
+    assert ref is not None, text
+    (record,) = [r for r in caplog.records if ref.group(1) in r.getMessage()]
+    assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
+
+
+async def test_a_database_that_is_away_is_answered_by_the_busy_reply() -> None:
+    replies = Replies()
+    away = ConnectionError("database unreachable")
+    await answering(raising(away), replies.reply, when_busy=replies.when_busy)
+    assert replies.busy == [BUSY] and replies.sent == []
+    await answering(raising(away), replies.reply)  # no busy path given: the usual reply
+    assert replies.sent == [BUSY]
+
+
+async def test_the_caller_may_add_to_the_words() -> None:
+    replies = Replies()
+    await answering(
+        raising(KeyError("x")), replies.reply, words=lambda exc: f"words for {type(exc).__name__}"
+    )
+    assert replies.sent == ["words for KeyError"]
