@@ -14,8 +14,9 @@ from harness import CHANNEL, running_bot
 from test_e2e_run import card_text, labels
 
 from bot.csb.paths import inside, lane_path, run_folder
-from bot.csb.task_copy import SG_ONLY, mcp_task_path
+from bot.csb.task_copy import SG_ONLY, copy_path, lane_task_path, remove_copy
 from bot.domain.errors import InfraError
+from bot.domain.spec import LaneRole
 from bot.engine.attempts import retire_attempt
 from bot.playground import REQUESTER
 
@@ -35,35 +36,35 @@ def _checkout(tmp_path: Path) -> tuple[Path, Path]:
     return repo, victim
 
 
-@pytest.mark.parametrize("task_id", ["../../../../../../victim", "../../../../../..", "..", ".", "a/../../b"])
-def test_the_mcp_task_copy_never_deletes_outside_the_run_folder(tmp_path: Path, task_id: str) -> None:
-    repo, victim = _checkout(tmp_path)
+@pytest.mark.parametrize("task_id", ["../../../../../../victim", "../../../../../..", "a/../../b", "a\\b"])
+def test_a_task_copy_is_never_named_outside_its_folder(tmp_path: Path, task_id: str) -> None:
     with pytest.raises(InfraError, match="refused"):
-        mcp_task_path(repo, "benchmarks/tasks/s/t", LANE_DIR, task_id)
-    assert (victim / "precious.txt").read_text() == "keep me"
-    assert (repo / "benchmarks/tasks/s/t/environment/Dockerfile").read_text() == "FROM ubuntu\n"
+        copy_path(LaneRole.MCP, "mcp-remote-direct", task_id, "marker", root=tmp_path / "copies")
 
 
-def test_a_symlink_in_the_lane_folder_does_not_lead_the_copy_outside(tmp_path: Path) -> None:
-    repo, victim = _checkout(tmp_path)
-    (repo / LANE_DIR).mkdir(parents=True)
-    (repo / LANE_DIR / "tasks").symlink_to(tmp_path)
-    with pytest.raises(InfraError, match="refused"):
-        mcp_task_path(repo, "benchmarks/tasks/s/t", LANE_DIR, "victim")
+def test_removing_a_copy_never_follows_a_symlink_out(tmp_path: Path) -> None:
+    _, victim = _checkout(tmp_path)
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    (copies / "mcp_t_abcdef").symlink_to(victim)
+    remove_copy(copies / "mcp_t_abcdef")
     assert (victim / "precious.txt").read_text() == "keep me"
 
 
 def test_a_task_folder_outside_the_checkout_is_not_copied(tmp_path: Path) -> None:
-    repo, _ = _checkout(tmp_path)
+    repo, victim = _checkout(tmp_path)
+    copy = copy_path(LaneRole.MCP, "mcp-remote-direct", "victim", "marker", root=tmp_path / "copies")
     with pytest.raises(InfraError, match="refused"):
-        mcp_task_path(repo, "../victim", LANE_DIR, "victim")
+        lane_task_path(repo, "../victim", LaneRole.MCP, "mcp-remote-direct", copy)
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
 
 
-def test_the_ordinary_copy_still_lands_in_the_lane_folder(tmp_path: Path) -> None:
+def test_the_ordinary_copy_swaps_in_the_variant(tmp_path: Path) -> None:
     repo, _ = _checkout(tmp_path)
-    rel = mcp_task_path(repo, "benchmarks/tasks/s/t", LANE_DIR, "t")
-    assert rel == f"{LANE_DIR}/tasks/t"
-    assert (repo / rel / "environment" / "Dockerfile").read_text() == "FROM scratch\n"
+    copy = copy_path(LaneRole.MCP, "mcp-remote-direct", "t", "marker", root=tmp_path / "copies")
+    assert lane_task_path(repo, "benchmarks/tasks/s/t", LaneRole.MCP, "mcp-remote-direct", copy) == str(copy)
+    assert (copy / "environment" / "Dockerfile").read_text() == "FROM scratch\n"
+    assert (repo / "benchmarks/tasks/s/t/environment/Dockerfile").read_text() == "FROM ubuntu\n"
 
 
 def test_an_earlier_attempt_is_never_moved_outside_the_run_folder(tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.csb.paths import inside
+from bot.domain.errors import InfraError
 from bot.domain.spec import LaneRole
 
 DOCKERFILE = "Dockerfile"
@@ -71,7 +73,10 @@ def copy_path(role: LaneRole | str, config: str, task_id: str, marker: str, root
     prefix = lane_variant(role, config).prefix
     suffix = hashlib.sha256(marker.encode()).hexdigest()[:_SUFFIX_CHARS]
     base = root if root is not None else Path(tempfile.gettempdir())
-    return base / f"{prefix}{task_id}_{suffix}".lower()
+    name = f"{prefix}{task_id}_{suffix}".lower()
+    if "/" in name or "\\" in name or "\x00" in name:  # a task id is one folder name, never a way out
+        raise InfraError(f"refused task copy `{name}`: not one folder name")
+    return base / name
 
 
 def lane_task_path(repo: Path, task_path: str, role: LaneRole | str, config: str, copy: Path) -> str:
@@ -81,7 +86,7 @@ def lane_task_path(repo: Path, task_path: str, role: LaneRole | str, config: str
     harness does after its warning; the agent then sees the task's own Dockerfile.
     """
     variant = lane_variant(role, config)
-    source = repo / task_path
+    source = inside(repo, repo / task_path)  # a task folder never leads out of the checkout
     if variant.swapped is None or not (source / "environment" / variant.swapped).is_file():
         return task_path
     remove_copy(copy)
