@@ -152,7 +152,7 @@ async def test_card_in_a_channel_without_the_bot_says_invite(tmp_path: Path) -> 
         assert "/invite @csb" in reply
         with sqlite3.connect(tmp_path / "bot.db") as db:
             state, reason = db.execute("select state, reason from run_requests").fetchone()
-        assert state == "REJECTED" and "not in the channel" in reason  # never left pending
+        assert state == "rejected" and "not in the channel" in reason  # never left pending
 
 
 ACCOUNT_HEALTH = """#!/usr/bin/env python3

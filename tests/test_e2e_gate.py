@@ -260,11 +260,11 @@ async def test_suite_file_drifted_while_queued_voids_the_run_before_any_lane(tmp
         (notice,) = h.thread(card)
         assert "did not start" in card_text(notice) and "0 tasks added and 1 removed" in card_text(notice)
         assert h.bot.engine.executor.running_count == 0
-        assert set(lane_states(tmp_path)) == {"CANCELLED"}
+        assert set(lane_states(tmp_path)) == {"cancelled"}
         assert audit_actions(tmp_path) == ["requested", "approval", "approved", "voided"]
 
         await h.run_lanes()  # later ticks neither start nor void it again
-        assert set(lane_states(tmp_path)) == {"CANCELLED"}
+        assert set(lane_states(tmp_path)) == {"cancelled"}
         assert audit_actions(tmp_path) == ["requested", "approval", "approved", "voided"]
 
 

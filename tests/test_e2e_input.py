@@ -95,4 +95,4 @@ async def test_edit_and_reject_modals_bound_what_they_accept(tmp_path: Path) -> 
         assert answer.json is not None and "At most 500 characters" in answer.json["errors"]["reject.reason"]
         await h.deliver()
         with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select state, revision from run_requests").fetchone() == ("PENDING", 1)
+            assert db.execute("select state, revision from run_requests").fetchone() == ("pending", 1)

@@ -107,7 +107,7 @@ async def test_a_slack_outage_longer_than_the_attempts_delays_but_loses_nothing(
         failed = [c for c in h.standin.calls_to("chat.postMessage") if not c.ok]
         assert len(failed) == 5
         with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select count(*) from outbox where state = 'DEAD'").fetchone()[0] == 0
+            assert db.execute("select count(*) from outbox where state = 'dead'").fetchone()[0] == 0
 
 
 async def request_card_through_storm(h: Harness) -> dict[str, Any]:
