@@ -21,8 +21,8 @@ from bot.store.models import Lease, RunState
 pytestmark = pytest.mark.slow
 
 
-async def test_only_the_lease_holder_acts_until_it_expires(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path) as kit:
+async def test_only_the_lease_holder_acts_until_it_expires(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         first, second = kit.engine, kit.new_engine()
         assert (await first.lease.hold()).fresh
         assert not (await second.lease.hold()).held  # same host, holder alive, not expired
@@ -32,8 +32,8 @@ async def test_only_the_lease_holder_acts_until_it_expires(tmp_path: Path) -> No
         assert not (await first.lease.hold()).held  # the old holder lost it
 
 
-async def test_a_dead_holder_on_this_host_loses_the_lease_at_once(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path) as kit:
+async def test_a_dead_holder_on_this_host_loses_the_lease_at_once(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         dead = subprocess.Popen(["true"])
         dead.wait()
         now = kit.clock.now()
@@ -52,15 +52,15 @@ async def test_a_dead_holder_on_this_host_loses_the_lease_at_once(tmp_path: Path
         assert taken.held and taken.fresh
 
 
-async def test_two_keepers_racing_for_a_free_lease_one_wins(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path) as kit:
+async def test_two_keepers_racing_for_a_free_lease_one_wins(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         keepers = [LeaseKeeper(kit.store, kit.clock, 20, 4) for _ in range(5)]
         results = await asyncio.gather(*(keeper.hold() for keeper in keepers))
         assert sum(result.held for result in results) == 1
 
 
-async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, global_slots=6) as kit:
+async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, global_slots=6) as kit:
         kit.script({"csv-quoting-debug-001/mcp": "hang"})
         run_id = await kit.approve("csb_sdlc_debug", parallel=4)
         old = kit.engine

@@ -210,10 +210,10 @@ async def test_two_edits_of_one_revision_keep_the_first(tmp_path: Path) -> None:
 # -- the engine: lanes and the lease --------------------------------------------------------------
 
 
-async def test_a_lane_claimed_from_a_stale_read_is_not_claimed_again(tmp_path: Path) -> None:
+async def test_a_lane_claimed_from_a_stale_read_is_not_claimed_again(tmp_path: Path, db_url: str) -> None:
     """Two claimers (two engines on PostgreSQL, say) both read the same lanes as queued; the one that
     writes second moves nothing, and the run is marked started once."""
-    async with engine_kit(tmp_path) as kit:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         run_id = await kit.approve(parallel=4)
         now = kit.clock.now()
         seen = []
@@ -236,10 +236,12 @@ async def test_a_lane_claimed_from_a_stale_read_is_not_claimed_again(tmp_path: P
         assert (await kit.run(run_id)).state is RunState.RUNNING
 
 
-async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(tmp_path: Path) -> None:
+async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
     """The engine checked the lease at the top of its tick; before its claim, the lease expired and a
     second engine took it. Only the holder may start lanes, so the late one starts none."""
-    async with engine_kit(tmp_path) as kit:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         run_id = await kit.approve(parallel=4)
         late, successor = kit.engine, kit.new_engine()
         hold = late.lease.hold

@@ -1,17 +1,18 @@
 """Lanes: claimed, started, stopped and settled by the engine, each change a guarded UPDATE.
 
-Batches (many lanes claimed or settled in one tick) are one statement run with many parameter sets,
-each row still guarded on the state it must be in.
+Batches (many lanes claimed or settled in one tick) are one UPDATE whose per-lane values are chosen by
+the lane's id, each row still guarded on the state it must be in; RETURNING says which rows moved (a
+driver's row count of a statement run with many parameter sets is not to be trusted: asyncpg has none).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import bindparam, case, func, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
@@ -115,31 +116,38 @@ class LaneClaim:
 
 
 async def claim_lanes(session: AsyncSession, claims: Sequence[LaneClaim], *, now: datetime, host: str) -> int:
-    """Queued → running for many lanes in one statement (executemany); returns how many moved."""
+    """Queued → running for many lanes in one statement; returns how many moved (the rest were taken)."""
     if not claims:
         return 0
     lanes = Lane.__table__.c  # type: ignore[attr-defined]
     statement = (
         update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id == bindparam("b_id"), lanes.state == LaneStatus.QUEUED)
+        .where(lanes.id.in_([c.lane_id for c in claims]), lanes.state == LaneStatus.QUEUED)
         .values(
             state=LaneStatus.RUNNING,
             started_at=now,
             finished_at=None,
             attempt=lanes.attempt + 1,
-            account=bindparam("b_account"),
+            account=_by_id(lanes, {c.lane_id: c.account for c in claims}, lanes.account),
             host=host,
-            marker=bindparam("b_marker"),
+            marker=_by_id(lanes, {c.lane_id: c.marker for c in claims}, lanes.marker),
             pid=None,
             exit_code=None,
             stop_kind=None,
             stop_sent_at=None,
             killed_at=None,
         )
+        .returning(lanes.id)
     )
-    params = [{"b_id": c.lane_id, "b_account": c.account, "b_marker": c.marker} for c in claims]
-    result = await session.execute(statement, params)
-    return int(result.rowcount)
+    return len((await session.execute(statement)).all())
+
+
+def _by_id(lanes: Any, values: Mapping[int, Any], column: Any) -> Any:
+    """`CASE id WHEN … THEN …`: one lane's own value in a statement that updates many."""
+    return case(
+        *((lanes.id == lane_id, literal(value, column.type)) for lane_id, value in values.items()),
+        else_=column,
+    )
 
 
 async def record_pids(session: AsyncSession, pids: Mapping[int, int]) -> None:
@@ -162,35 +170,28 @@ class LaneEnd:
 
 
 async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: datetime) -> int:
-    """Running → final for many lanes in one statement (executemany); returns how many moved."""
+    """Running → final for many lanes in one statement; returns how many moved."""
     if not ends:
         return 0
     lanes = Lane.__table__.c  # type: ignore[attr-defined]
+
+    def each(column: Any, value: Callable[[LaneEnd], Any]) -> Any:
+        return _by_id(lanes, {end.lane_id: value(end) for end in ends}, column)
+
     statement = (
         update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id == bindparam("b_id"), lanes.state == LaneStatus.RUNNING)
+        .where(lanes.id.in_([end.lane_id for end in ends]), lanes.state == LaneStatus.RUNNING)
         .values(
-            state=bindparam("b_state", type_=lanes.state.type),
-            reward=bindparam("b_reward"),
-            exception_type=bindparam("b_exception_type"),
-            reason=bindparam("b_reason"),
-            exit_code=bindparam("b_exit_code"),
+            state=each(lanes.state, lambda end: end.outcome.status),
+            reward=each(lanes.reward, lambda end: end.outcome.reward),
+            exception_type=each(lanes.exception_type, lambda end: end.outcome.exception_type),
+            reason=each(lanes.reason, lambda end: end.outcome.reason),
+            exit_code=each(lanes.exit_code, lambda end: end.exit_code),
             finished_at=now,
         )
+        .returning(lanes.id)
     )
-    params = [
-        {
-            "b_id": end.lane_id,
-            "b_state": end.outcome.status,
-            "b_reward": end.outcome.reward,
-            "b_exception_type": end.outcome.exception_type,
-            "b_reason": end.outcome.reason,
-            "b_exit_code": end.exit_code,
-        }
-        for end in ends
-    ]
-    result = await session.execute(statement, params)
-    return int(result.rowcount)
+    return len((await session.execute(statement)).all())
 
 
 async def requeue_lane(
