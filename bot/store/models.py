@@ -56,6 +56,10 @@ class OutboxState(StrEnum):
     DEAD = "dead"
 
 
+# The predicate of the outbox's partial unique index, as a literal: ON CONFLICT must repeat it exactly.
+ONE_PENDING_WHERE = "state = 'pending'"
+
+
 class RunRequest(SQLModel, table=True):
     __tablename__ = "run_requests"
 
@@ -190,8 +194,8 @@ class OutboxItem(SQLModel, table=True):
             "uq_outbox_pending_target",
             "target",
             unique=True,
-            sqlite_where=text("state = 'pending'"),
-            postgresql_where=text("state = 'pending'"),
+            sqlite_where=text(ONE_PENDING_WHERE),
+            postgresql_where=text(ONE_PENDING_WHERE),
         ),
     )
 
