@@ -96,6 +96,37 @@ class Cluster:
         self._createdb(name, *(["-T", TEMPLATE] if migrated else []))
         return self.url(name)
 
+    def admit(self, url: str, allowed: bool) -> None:
+        """Let a database take connections, or refuse them and cut the open ones: the database is away
+        for the bot exactly as when its server is down or unreachable, while the test decides how long."""
+        name = url.rsplit("/", 1)[1]
+        statements = [f"ALTER DATABASE {name} ALLOW_CONNECTIONS {str(allowed).lower()}"]
+        if not allowed:
+            statements.append(
+                f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
+            )
+        for statement in statements:
+            self._run(
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                self.user,
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                statement,
+            )
+
+    def restart(self) -> None:
+        """Restart the server on the same port: every connection is cut."""
+        log = str(self.folder / "log")
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-l", log, "-w", "restart")
+
     def stop(self) -> None:
         try:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")

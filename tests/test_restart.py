@@ -27,6 +27,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 from engine_kit import trial_dirs
 from harness import CHANNEL, HARBOR, ROOT, SECRET, TOKEN, copy_bench
+from postgres_cluster import Cluster
 from sqlalchemy import select
 from store_reads import all_runs
 
@@ -313,3 +314,43 @@ async def test_a_stopped_bot_lets_go_of_the_timers_at_once(tmp_path: Path, db_ur
         async with w.store.read() as session:
             held = await lease.get_lease(session)
         assert held is not None and held.expires_at <= datetime.now(UTC)
+
+
+async def test_the_database_away_mid_run_stops_nothing_for_good(
+    tmp_path: Path, postgres: Cluster | None
+) -> None:
+    """PostgreSQL refuses the bot's database for a while, then restarts, with lanes running. Meanwhile
+    /healthz says 503 and a command is still acked and answered; afterwards the timers resume and every
+    lane has run once, none lost and none started twice."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database()
+    async with world(tmp_path, url) as w:
+        bot = await w.start_bot()
+        await request_and_approve(w, bot, "run --parallel 4")
+        await until(lambda: some_finished_some_running(w), "some lanes to finish while others run")
+        postgres.admit(url, allowed=False)
+        try:
+            await until(lambda: _health(bot, 503), "/healthz to say the database is away")
+            async with SlackDriver(f"{bot.url}/slack/events", SECRET, w.standin, w.slack_url) as driver:
+                started = asyncio.get_running_loop().time()
+                assert (await driver.slash_command(REQUESTER, "status")).status == 200
+                assert asyncio.get_running_loop().time() - started < 3.0
+
+            def told_to_retry() -> bool:
+                return any("try again" in str(reply) for reply in w.standin.ephemerals(REQUESTER))
+
+            await until(told_to_retry, "the reply that the database is away")
+            postgres.restart()
+        finally:
+            postgres.admit(url, allowed=True)
+        await until(lambda: _health(bot, 200), "/healthz to say the database is back")
+        await until(w.finished, "the run to finish")
+        await every_lane_ran_once(w)
+        assert len(await w.lane_states()) == 14
+        assert bot.proc.poll() is None
+
+
+async def _health(bot: BotProcess, status: int) -> bool:
+    async with aiohttp.ClientSession() as session, session.get(f"{bot.url}/healthz") as response:
+        return response.status == status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,8 +20,10 @@ from bot.store import (
     models,  # noqa: F401  (registers the tables on SQLModel.metadata)
     schema,
 )
+from bot.store.availability import unavailable
 
 _WRITE = "csb_write"
+PING_TIMEOUT_SEC = 2.0
 
 
 _ASYNC_DRIVERS = {
@@ -120,6 +123,19 @@ class Store:
         cause = getattr(exc, "orig", None) or exc
         first_line = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
         return InfraError(f"{display_url(self.url)}: {what}: {first_line}")
+
+    async def reachable(self, timeout: float = PING_TIMEOUT_SEC) -> bool:
+        """Whether the database answers now (for /healthz): False while it is away or too slow."""
+        try:
+            async with asyncio.timeout(timeout), self.engine.connect() as conn:
+                await conn.exec_driver_sql("SELECT 1")
+        except TimeoutError:
+            return False
+        except Exception as exc:
+            if unavailable(exc):
+                return False
+            raise
+        return True
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
