@@ -16,6 +16,7 @@ from bot.domain.outcome import LaneStatus
 from bot.engine.lease import LeaseKeeper
 from bot.engine.processes import this_host
 from bot.store import lanes, lease
+from bot.store.lanes import LaneClaim
 from bot.store.models import Lease, RunState
 
 pytestmark = pytest.mark.slow
@@ -90,3 +91,30 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url
         assert states["csv-quoting-debug-001", "mcp"] == "timeout"
         assert (await kit.run(run_id)).state is RunState.FINISHED
         assert len(kit.trial_dirs()) == 6  # every lane ran exactly once
+
+
+async def test_lanes_of_a_dead_host_are_waited_for_then_retried_as_lost(tmp_path: Path, db_url: str) -> None:
+    """A bot on another host claimed a pair and died with it. The new holder cannot see those processes:
+    it waits for their result files until the lanes' time limit, then takes them for lost with their
+    host (an infrastructure failure) and runs them again here, once."""
+    async with engine_kit(tmp_path, url=db_url, retry_backoff_sec=0) as kit:
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        first_pair = [lane for lane in await kit.lanes(run_id) if lane.pair_index == 0]
+        async with kit.store.write() as session:
+            claims = [LaneClaim(lane.id or 0, "x", f"gone-{lane.id}") for lane in first_pair]
+            assert await lanes.claim_lanes(session, claims, now=kit.clock.now(), host="dead-host") == 2
+
+        await kit.engine.tick()  # reconciled: not this host's to look for; judged by files, none yet
+        by_id = {lane.id: lane for lane in await kit.lanes(run_id)}
+        assert {by_id[lane.id].state for lane in first_pair} == {LaneStatus.RUNNING}
+        assert {by_id[lane.id].host for lane in first_pair} == {"dead-host"}
+
+        kit.clock.advance(timedelta(seconds=max(lane.timeout_sec for lane in first_pair) + 1))
+        await kit.engine.run_until_idle()
+        by_id = {lane.id: lane for lane in await kit.lanes(run_id)}
+        for lane in first_pair:
+            again = by_id[lane.id]
+            assert again.state in (LaneStatus.PASSED, LaneStatus.FAILED), again
+            assert (again.attempt, again.infra_failures, again.host) == (2, 1, this_host())
+        assert (await kit.run(run_id)).state is RunState.FINISHED
+        assert len(kit.trial_dirs()) == len(await kit.lanes(run_id))  # the lost pair ran here, once

@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.results import lane_outcome
+from bot.domain.classify import lost_with_host
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
@@ -49,7 +50,9 @@ class Watcher:
         clock: Clock,
         config: EngineConfig,
         redact: Redactor | None = None,
+        host: str | None = None,
     ) -> None:
+        self._host = host  # lanes recorded on another host are judged by their files alone
         self._store = store
         self._executor = executor
         self._repo = repo
@@ -160,6 +163,12 @@ class Watcher:
         return outcome.model_copy(update={"reason": self._redact(outcome.reason)})
 
     def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+        assert lane.started_at is not None
+        outcome = self._outcome(lane, exit_code, now)
+        elsewhere = self._host is not None and lane.host not in (None, self._host)
+        return lost_with_host(outcome, lane.host or "") if elsewhere and exit_code is None else outcome
+
+    def _outcome(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
         assert lane.started_at is not None
         return lane_outcome(
             self._jobs.search_root(self._repo / lane.jobs_dir, lane.task_id),
