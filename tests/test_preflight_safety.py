@@ -17,10 +17,11 @@ from csb_tree import build_tree
 from harness import CHANNEL, TOKEN, running_bot
 from test_e2e_run import card_text
 from test_preflight import ENV, HEALTH, _health, _script, _spec
+from waiting import until
 
 from bot.csb import PreflightCheck, run_preflight
 from bot.domain.redact import REDACTED, Redactor
-from bot.playground import REQUESTER
+from bot.playground import OUTSIDER, REQUESTER
 from bot.services.checks import CheckRunner
 
 SG_TOKEN = "sgp_test_not_a_real_token"  # what the test bot's environment holds
@@ -120,6 +121,31 @@ async def test_slow_scripts_hold_up_only_their_own_requests(tmp_path: Path) -> N
     assert [line.ok for line in checks.lines if line.name == PreflightCheck.ACCOUNT_HEALTH] == [True]
     for result in await asyncio.wait_for(asyncio.gather(*pending), timeout=60):
         assert not result.blocking_reasons
+
+
+async def test_one_persons_waiting_requests_never_hold_up_another_persons_reply(tmp_path: Path) -> None:
+    """Four `/csb run` from one person wait on a script that does not answer yet; another person's
+    `/csb help` is answered meanwhile, and the four cards come once the script answers."""
+    async with running_bot(tmp_path) as h:
+        script = h.repo / HEALTH
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(_WAITING_SCRIPT)
+        try:
+            for _ in range(4):
+                assert (await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")).status == 200
+            assert (await h.driver.slash_command(OUTSIDER, "help")).status == 200
+
+            async def answered() -> bool:
+                await h.bot.notifier.deliver()
+                return bool(h.ephemeral_texts(OUTSIDER))
+
+            await until(answered, "the other person's help", deadline=30)
+            assert "/csb run" in h.ephemeral_texts(OUTSIDER)[0]
+            assert h.cards() == []  # the first person's requests still wait for their script
+        finally:
+            script.with_suffix(".release").touch()
+        await h.deliver()
+        assert len(h.cards()) == 4
 
 
 @pytest.mark.slow

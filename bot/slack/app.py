@@ -16,6 +16,7 @@ from bot.slack.decisions import DecisionHandler
 from bot.slack.errors import describe
 from bot.slack.inflight import InFlight
 from bot.slack.listeners import approval, command, home, run_control
+from bot.slack.listeners.prologue import Prologue
 from bot.slack.notifier import Notifier
 from bot.slack.webclient import CALL_TIMEOUT_SECONDS, web_client
 
@@ -54,11 +55,12 @@ def create_app(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
     )
-    command.register(app, router, notifier, inflight)
-    home.register(app, home_service, notifier, inflight)
-    approval.register(app, decisions, notifier, inflight)
+    listen = Prologue(inflight, notifier)
+    command.register(app, router, listen)
+    home.register(app, home_service, listen)
+    approval.register(app, decisions, listen)
     if control_clicks is not None:
-        run_control.register(app, control_clicks, notifier, inflight)
+        run_control.register(app, control_clicks, listen)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

@@ -1,7 +1,8 @@
-"""Listener work still running after its ack.
+"""Listener work still running after its ack, and whose turn it is to run.
 
 Bolt answers Slack as soon as a listener acks and runs the rest in the background; this counts that
-rest, so shutdown can let it finish and tests can wait for it instead of sleeping.
+rest, so shutdown can let it finish and tests can wait for it instead of sleeping. It also orders the
+rest: each person's work runs one at a time, in arrival order, and only a few people's work at once.
 """
 
 from __future__ import annotations
@@ -12,14 +13,20 @@ from contextlib import asynccontextmanager
 
 
 class InFlight:
-    """`work_slots` bounds the work after acks: a burst of 500 `/csb run` must not starve the event
-    loop, or the acks of the next requests (due within 3 s) wait behind database writes."""
+    """`work_slots` bounds the work after acks across everyone: a burst of 500 `/csb run` must not starve
+    the event loop, or the acks of the next requests (due within 3 s) wait behind database writes.
 
-    def __init__(self, work_slots: int = 2) -> None:
+    A person's work waits for their own earlier work first, and only then for a shared slot: a burst
+    from one person, or a request waiting on a slow CSB script, holds one slot, so other people's
+    replies still go out.
+    """
+
+    def __init__(self, work_slots: int = 4) -> None:
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._slots = asyncio.Semaphore(work_slots)
+        self._people: dict[str, _Turns] = {}
 
     @asynccontextmanager
     async def track(self) -> AsyncIterator[None]:
@@ -34,10 +41,25 @@ class InFlight:
                 self._idle.set()
 
     @asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
-        """Enter after `ack()`, around the listener's real work."""
-        async with self._slots:
-            yield
+    async def turn(self, person: str) -> AsyncIterator[None]:
+        """Enter after `ack()`, around the listener's real work: `person`'s turn, then a shared slot."""
+        turns = self._people.setdefault(person, _Turns())
+        turns.waiting += 1
+        try:
+            async with turns.lock, self._slots:
+                yield
+        finally:
+            turns.waiting -= 1
+            if turns.waiting == 0:
+                del self._people[person]
 
     async def wait_idle(self) -> None:
         await self._idle.wait()
+
+
+class _Turns:
+    """One person's queue: a lock taken in arrival order, and how many hold or wait for it."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.waiting = 0

@@ -7,16 +7,11 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.slack.commands import CommandRouter
-from bot.slack.inflight import InFlight
-from bot.slack.notifier import Notifier
+from bot.slack.listeners.prologue import Prologue
 from bot.slack.payloads import SlashCommand
 
 
-def register(app: AsyncApp, router: CommandRouter, notifier: Notifier, inflight: InFlight) -> None:
+def register(app: AsyncApp, router: CommandRouter, listen: Prologue) -> None:
     @app.command("/csb")
     async def on_csb(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            await ack()
-            async with inflight.turn():
-                await router.handle(SlashCommand.from_body(body))
-        notifier.kick()
+        await listen.run(ack, body, lambda: router.handle(SlashCommand.from_body(body)))

@@ -7,16 +7,14 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.services.home import HomeService
-from bot.slack.inflight import InFlight
-from bot.slack.notifier import Notifier
+from bot.slack.listeners.prologue import Prologue
 
 
-def register(app: AsyncApp, home: HomeService, notifier: Notifier, inflight: InFlight) -> None:
+def register(app: AsyncApp, home: HomeService, listen: Prologue) -> None:
     @app.event("app_home_opened")
-    async def on_home_opened(ack: AsyncAck, event: dict[str, Any]) -> None:
-        async with inflight.track():
-            await ack()
-            async with inflight.turn():
-                if event.get("tab", "home") == "home":
-                    await home.opened(str(event["user"]))
-        notifier.kick()
+    async def on_home_opened(ack: AsyncAck, body: dict[str, Any], event: dict[str, Any]) -> None:
+        async def work() -> None:
+            if event.get("tab", "home") == "home":
+                await home.opened(str(event["user"]))
+
+        await listen.run(ack, body, work)

@@ -17,8 +17,7 @@ from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
 from bot.slack.errors import describe
 from bot.slack.ids import ActionId, CallbackId
-from bot.slack.inflight import InFlight
-from bot.slack.notifier import Notifier
+from bot.slack.listeners.prologue import Prologue
 from bot.slack.payloads import ButtonClick
 from bot.slack.views.cancel_modal import (
     MODE_ACTION,
@@ -125,29 +124,18 @@ class RunControlClicks:
         return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
 
 
-def register(app: AsyncApp, clicks: RunControlClicks, notifier: Notifier, inflight: InFlight) -> None:
+def register(app: AsyncApp, clicks: RunControlClicks, listen: Prologue) -> None:
     @app.action(ActionId.CANCEL.value)
     async def on_cancel(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            await ack()
-            await clicks.open_cancel(ButtonClick.from_body(body))
-        notifier.kick()
+        await listen.run(ack, body, lambda: clicks.open_cancel(ButtonClick.from_body(body)), at_once=True)
 
     @app.view(CallbackId.CANCEL.value)
     async def on_cancel_submit(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            form = CancelSubmission.from_body(body)
-            errors = await clicks.validate_cancel(form)
-            if errors:
-                await ack(response_action="errors", errors=errors)
-                return
-            await ack()
-            await clicks.submit_cancel(form)
-        notifier.kick()
+        form = CancelSubmission.from_body(body)
+        await listen.submit(
+            ack, body, lambda: clicks.validate_cancel(form), lambda: clicks.submit_cancel(form)
+        )
 
     @app.action(ActionId.RERUN_FAILED.value)
     async def on_rerun_failed(ack: AsyncAck, body: dict[str, Any]) -> None:
-        async with inflight.track():
-            await ack()
-            await clicks.rerun_failed(ButtonClick.from_body(body))
-        notifier.kick()
+        await listen.run(ack, body, lambda: clicks.rerun_failed(ButtonClick.from_body(body)))

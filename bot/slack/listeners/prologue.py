@@ -1,0 +1,57 @@
+"""What every listener does around its handler: count the work, ack Slack, wait its turn, kick delivery.
+
+Slack wants its ack within 3 s, so the ack comes before any work. Work that opens a modal runs at
+once instead of waiting its turn: the click's `trigger_id` expires 3 s after the click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck
+
+from bot.slack.inflight import InFlight
+from bot.slack.notifier import Notifier
+
+Work = Callable[[], Awaitable[None]]
+Check = Callable[[], Awaitable[dict[str, str] | None]]
+
+
+class Prologue:
+    def __init__(self, inflight: InFlight, notifier: Notifier) -> None:
+        self._inflight = inflight
+        self._notifier = notifier
+
+    async def run(self, ack: AsyncAck, body: dict[str, Any], work: Work, *, at_once: bool = False) -> None:
+        """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
+        async with self._inflight.track():
+            await ack()
+            await self._work(body, work, at_once)
+        self._notifier.kick()
+
+    async def submit(self, ack: AsyncAck, body: dict[str, Any], check: Check, work: Work) -> None:
+        """A modal's submit: `check` (a quick read) keeps the modal open with its errors, else as `run`."""
+        async with self._inflight.track():
+            errors = await check()
+            if errors:
+                await ack(response_action="errors", errors=errors)
+                return
+            await ack()
+            await self._work(body, work, at_once=False)
+        self._notifier.kick()
+
+    async def _work(self, body: dict[str, Any], work: Work, at_once: bool) -> None:
+        if at_once:
+            await work()
+            return
+        async with self._inflight.turn(sender(body)):
+            await work()
+
+
+def sender(body: dict[str, Any]) -> str:
+    """Who sent a request: a slash command's `user_id`, an interaction's `user.id`, an event's `user`."""
+    user = body.get("user")
+    if isinstance(user, dict):
+        return str(user.get("id", ""))
+    return str(body.get("user_id") or user or (body.get("event") or {}).get("user") or "")
