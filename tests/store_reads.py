@@ -3,11 +3,11 @@ and on PostgreSQL."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from bot.store import audit
 from bot.store.db import Store
-from bot.store.models import Run
+from bot.store.models import Run, RunRequest
 
 
 async def audit_actions(store: Store, request_id: int = 1) -> list[str]:
@@ -18,3 +18,8 @@ async def audit_actions(store: Store, request_id: int = 1) -> list[str]:
 async def all_runs(store: Store) -> list[Run]:
     async with store.read() as session:
         return list((await session.execute(select(Run).order_by(Run.id))).scalars())
+
+
+async def request_count(store: Store) -> int:
+    async with store.read() as session:
+        return int((await session.execute(select(func.count()).select_from(RunRequest))).scalar_one())
