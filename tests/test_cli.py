@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from postgres_cluster import Cluster
 
 from bot.store import schema
 
@@ -163,3 +164,32 @@ def test_serve_answers_healthz_and_never_logs_the_token(tmp_path: Path) -> None:
     assert "xoxb-cli-test-secret-value" not in output
     assert "cli-test-signing-secret" not in output
     assert (tmp_path / "cli.db").exists()
+
+
+@pytest.mark.slow
+def test_serve_on_postgresql_logs_the_database_without_its_password(
+    tmp_path: Path, postgres: Cluster | None
+) -> None:
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database(migrated=False)
+    with_password = url.replace(f"://{postgres.user}@", f"://{postgres.user}:hunter2-secret@")
+    port = free_port()
+    proc = subprocess.Popen(
+        [*CSB_BOT, "serve", "--port", str(port)],
+        env=bot_env(tmp_path, CSB_DATABASE_URL=with_password),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert wait_for_health(f"http://127.0.0.1:{port}/healthz", proc) == b'{"ok": true}'
+    finally:
+        proc.terminate()
+        output, _ = proc.communicate(timeout=30)
+    assert f"database postgresql+asyncpg://{postgres.user}:***@127.0.0.1:{postgres.port}/" in output
+    assert "hunter2" not in output
+    current = run(["db", "current"], bot_env(tmp_path, CSB_DATABASE_URL=with_password), cwd=tmp_path)
+    assert current.stdout.strip().endswith(f"schema revision {schema.head()}, up to date")
+    assert "hunter2" not in current.stdout + current.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,6 +22,8 @@ from bot.store import (
     schema,
 )
 from bot.store.availability import unavailable
+
+log = logging.getLogger(__name__)
 
 _WRITE = "csb_write"
 PING_TIMEOUT_SEC = 2.0
@@ -109,6 +112,7 @@ class Store:
                 await conn.run_sync(schema.upgrade)
         except (SQLAlchemyError, CommandError, OSError) as exc:
             raise self._failed("could not bring the schema up to date", exc) from exc
+        log.info("database %s at schema revision %s", display_url(self.url), schema.head())
 
     async def revision(self) -> str | None:
         """The schema revision the database is at (None: empty, or made before migrations)."""
