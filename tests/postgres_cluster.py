@@ -128,7 +128,9 @@ class Cluster:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-l", log, "-w", "restart")
 
     def stop(self) -> None:
+        """Stop the server if it runs, and remove its folder."""
         try:
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
