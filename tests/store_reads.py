@@ -23,3 +23,8 @@ async def all_runs(store: Store) -> list[Run]:
 async def request_count(store: Store) -> int:
     async with store.read() as session:
         return int((await session.execute(select(func.count()).select_from(RunRequest))).scalar_one())
+
+
+async def all_requests(store: Store) -> list[RunRequest]:
+    async with store.read() as session:
+        return list((await session.execute(select(RunRequest).order_by(RunRequest.id))).scalars())
