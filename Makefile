@@ -20,11 +20,14 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The browser test drives Debian's chromium (never a downloaded browser) and the page's Block Kit renderer
-# is tested under node; install what is missing before the clock starts, so neither test is skipped.
+# is tested under node; the store, engine and end-to-end suites run on SQLite and on a throwaway
+# PostgreSQL cluster (Debian's server binaries live under /usr/lib/postgresql/<version>/bin, off PATH).
+# Install what is missing before the clock starts, so no test is skipped.
 test: $(STAMP) lint
 	@missing=""; \
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
 	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	test -z "$$missing" || $(NEED_DEBIAN) $$missing
 	$(BIN)/pytest
 

@@ -3,13 +3,20 @@ the engine (claims, accounts, markers, result reading, a real SQLite file) again
 through `xargs -P 32`, in one run of this script.
 
 The two alternate for a few rounds and each keeps its best wall. Prints both walls and the bot's
-peak RSS, then `lanes=528` and, last, `ratio=<engine / xargs>` (goal ≤ 1.3).
+peak RSS, then `lanes=528`, `claims_per_sec` and, last, `ratio=<engine / xargs>` (goal ≤ 1.3).
 Run: `.venv/bin/python bench/dispatch.py`.
+
+`--db postgres` runs the engine side as two bot processes (`--processes N`) sharing a throwaway
+PostgreSQL cluster (the tests' helper: `initdb` in a temporary folder, loopback, fsync off), each ticking
+as `csb-bot serve` does; one holds the lease and starts the lanes, the other keeps asking for it. The
+wall runs from the run being queued to its last lane settled.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
 import json
 import resource
 import shlex
@@ -20,6 +27,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -121,9 +129,8 @@ def bench_spec(repo: Path) -> RunSpec:
     return Catalog(repo).resolve(RunParams(suite_file=SUITE_FILE, parallel=PARALLEL), PARALLEL)
 
 
-async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db") -> tuple[float, int]:
-    store = Store(f"sqlite:///{root / db}")
-    await store.create_tables()
+async def queue_bench_run(store: Store, repo: Path) -> int:
+    """The approved run with its 528 lanes; returns its id."""
     now = datetime.now(UTC)
     spec = bench_spec(repo)
     async with store.write() as session:
@@ -146,28 +153,130 @@ async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db")
             created_at=now,
         )
         await runs.create_run(session, run, lane_rows())
-    config = EngineConfig(global_slots=PARALLEL)
-    launch = LaunchConfig(
+    return run.id or 0
+
+
+def launch_config(root: Path, repo: Path, harbor: Path) -> LaunchConfig:
+    return LaunchConfig(
         repo=repo,
         harbor=str(harbor),
         base_env={"PATH": "/usr/bin:/bin", "HOME": str(root)},
         timeout_multiplier=10,
         daytona=False,
     )
-    engine = build_engine(store, launch, config, SystemClock(), eager=False)
+
+
+async def passed_once(store: Store, run_id: int) -> int:
+    async with store.read() as session:
+        lanes = await runs.run_lanes(session, run_id)
+    return sum(1 for lane in lanes if lane.state is LaneStatus.PASSED and lane.attempt == 1)
+
+
+async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db") -> tuple[float, int]:
+    store = Store(f"sqlite:///{root / db}")
+    await store.create_tables()
+    run_id = await queue_bench_run(store, repo)
+    config = EngineConfig(global_slots=PARALLEL)
+    engine = build_engine(store, launch_config(root, repo, harbor), config, SystemClock(), eager=False)
     start = time.perf_counter()
     await engine.run_until_idle()
     wall = time.perf_counter() - start
-    async with store.read() as session:
-        lanes = await runs.run_lanes(session, run.id or 0)
+    passed = await passed_once(store, run_id)
     await store.close()
-    passed = sum(1 for lane in lanes if lane.state is LaneStatus.PASSED and lane.attempt == 1)
     return wall, passed
+
+
+async def run_engine_processes(
+    url: str, root: Path, repo: Path, harbor: Path, processes: int
+) -> tuple[float, int]:
+    """The engine side as `processes` bot processes on one database; the wall from queueing to done."""
+    store = Store(url)
+    await store.create_tables()
+    argv = [sys.executable, __file__, "--engine-of", url, "--root", str(root), "--harbor", str(harbor)]
+    children = [
+        await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE) for _ in range(processes)
+    ]
+    try:
+        for child in children:
+            assert child.stdout is not None
+            assert (await child.stdout.readline()).strip() == b"ready", "an engine process did not start"
+        start = time.perf_counter()
+        run_id = await queue_bench_run(store, repo)
+        while not await _run_over(store, run_id):
+            await asyncio.sleep(0.02)
+        wall = time.perf_counter() - start
+        return wall, await passed_once(store, run_id)
+    finally:
+        for child in children:
+            if child.returncode is None:
+                child.terminate()
+            await child.wait()
+        await store.close()
+
+
+async def _run_over(store: Store, run_id: int) -> bool:
+    async with store.read() as session:
+        run = await runs.get_run(session, run_id)
+    return run is not None and run.state.is_final
+
+
+async def engine_process(url: str, root: Path, harbor: Path) -> None:
+    """One bot process's engine, ticking on its timer and on lane exits as `csb-bot serve` does."""
+    store = Store(url)
+    config = EngineConfig(global_slots=PARALLEL, tick_seconds=0.1)
+    engine = build_engine(store, launch_config(root, root / "csb", harbor), config, SystemClock())
+    print("ready", flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(15, stop.set)
+    while not stop.is_set():
+        await engine.tick()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), config.tick_seconds)
+    await engine.shutdown()
+    await engine.executor.wait_all()
+    await store.close()
 
 
 def main() -> int:
     """Alternate xargs and the engine ROUNDS times and keep each one's best wall: a busy host slows
     either side now and then, and the ratio should not be the noise of one unlucky round."""
+    args = _parser().parse_args()
+    if args.engine_of:
+        asyncio.run(engine_process(args.engine_of, Path(args.root), Path(args.harbor)))
+        return 0
+    cluster = _postgres() if args.db == "postgres" else None
+    try:
+        return _compare(cluster, args.processes)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--db", choices=("sqlite", "postgres"), default="sqlite", help="the engine's database"
+    )
+    parser.add_argument("--processes", type=int, default=2, help="bot processes with --db postgres")
+    parser.add_argument("--engine-of", help=argparse.SUPPRESS)  # a child: one bot process's engine
+    parser.add_argument("--root", help=argparse.SUPPRESS)
+    parser.add_argument("--harbor", help=argparse.SUPPRESS)
+    return parser
+
+
+def _postgres() -> Any:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from postgres_cluster import Cluster, server_bin
+
+    bin_dir = server_bin()
+    if bin_dir is None:
+        raise SystemExit("--db postgres needs PostgreSQL's server binaries (Debian: postgresql)")
+    cluster = Cluster(bin_dir)
+    cluster.start()
+    return cluster
+
+
+def _compare(cluster: Any, processes: int) -> int:
     lanes = TASKS * len(LANES)
     xargs_walls: list[float] = []
     engine_walls: list[float] = []
@@ -178,7 +287,11 @@ def main() -> int:
             xargs_walls.append(run_xargs(repo, harbor))
             written = len(list((repo / "runs").rglob("result.json")))
             shutil.rmtree(repo / "runs")
-            wall, passed = asyncio.run(run_engine(root, repo, harbor, db=f"bench-{round_no}.db"))
+            if cluster is None:
+                wall, passed = asyncio.run(run_engine(root, repo, harbor, db=f"bench-{round_no}.db"))
+            else:
+                url = cluster.new_database()
+                wall, passed = asyncio.run(run_engine_processes(url, root, repo, harbor, processes))
             engine_walls.append(wall)
             shutil.rmtree(repo / "runs")
             if passed != lanes or written != lanes:
@@ -191,6 +304,7 @@ def main() -> int:
     print(f"xargs wall: {min(xargs_walls):.3f} s (rounds: {', '.join(f'{w:.2f}' for w in xargs_walls)})")
     print(f"bot peak RSS: {peak_mb:.1f} MB")
     print(f"lanes={lanes}")
+    print(f"claims_per_sec={lanes / min(engine_walls):.1f}")
     print(f"ratio={min(engine_walls) / min(xargs_walls):.3f}")
     return 0
 

@@ -1,8 +1,9 @@
-"""`csb-bot serve | playground | check`."""
+"""`csb-bot serve | playground | check | db`."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from collections.abc import Sequence
@@ -17,7 +18,15 @@ from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
 from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
 from bot.server import build_web_app
-from bot.settings import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT, load_settings
+from bot.settings import (
+    DEFAULT_CONFIG,
+    DEFAULT_DATABASE,
+    EXAMPLE_BENCH,
+    PROJECT_ROOT,
+    load_database_settings,
+    load_settings,
+)
+from bot.store.db import describe_revision, schema_revision
 from bot.wiring import build_bot
 
 DEFAULT_HOST = "127.0.0.1"
@@ -88,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     playground.set_defaults(func=_playground)
     check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
     check.set_defaults(func=_check)
+    database = sub.add_parser("db", help="the database schema: `db upgrade` or `db current`")
+    database.add_argument("action", choices=["upgrade", "current"], help="upgrade to this version, or show")
+    database.set_defaults(func=_database)
     return parser
 
 
@@ -132,6 +144,14 @@ def _announce(mode: str, listening: Listening, host: str) -> None:
 
 def _playground(args: argparse.Namespace) -> int:
     return run_playground(args.host, args.port)
+
+
+def _database(args: argparse.Namespace) -> int:
+    """Operators' migration step; `serve` runs the same upgrade at start, so it is optional."""
+    settings = load_database_settings()
+    revision = asyncio.run(schema_revision(settings.csb_database_url, upgrade=args.action == "upgrade"))
+    print(f"{settings.database_for_display()}: {describe_revision(revision)}")
+    return 0
 
 
 def _check(_args: argparse.Namespace) -> int:

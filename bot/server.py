@@ -44,6 +44,7 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
         yield
         if scheduler is not None:
             scheduler.shutdown(wait=False)
+        await bot.engine.shutdown()  # lanes run on; a successor takes the timers at once and adopts them
         await bot.inflight.wait_idle()
         await bot.store.close()
 
@@ -59,5 +60,9 @@ async def _slack_events(request: web.Request) -> web.Response:
     return await to_aiohttp_response(response)
 
 
-async def _healthz(_request: web.Request) -> web.Response:
-    return web.json_response({"ok": True})
+async def _healthz(request: web.Request) -> web.Response:
+    """200 while the bot can reach its database; 503 while it cannot, so a load balancer sends Slack's
+    requests to a replica that can (this one still answers them, with "try again in a minute")."""
+    if await request.app[BOT_KEY].store.reachable():
+        return web.json_response({"ok": True})
+    return web.json_response({"ok": False, "database": "unavailable"}, status=503)

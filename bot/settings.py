@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -26,6 +26,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
 DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "csb-bot.toml"
 DEFAULT_DATABASE = PROJECT_ROOT / ".csb-bot" / "csb-bot.db"
+SQLITE_DRIVERS = ("sqlite", "sqlite+aiosqlite")
+POSTGRES_DRIVERS = ("postgresql", "postgresql+asyncpg", "postgres")
+_POSTGRES_SHAPE = "postgresql+asyncpg://user:password@host:5432/database"
+_DATABASE_SHAPES = f"sqlite:///path/to/file.db or {_POSTGRES_SHAPE}"
 _TOKENS = {"slack_bot_token", "slack_signing_secret", "slack_app_token"}
 
 
@@ -86,15 +90,47 @@ class BotConfig(BaseModel):
     policy: PolicyConfig = PolicyConfig()
 
 
-class Settings(BaseSettings):
+class DatabaseSettings(BaseSettings):
+    """CSB_DATABASE_URL alone: what `csb-bot db` needs, without Slack's tokens."""
+
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
+    # Not in the settings' repr: a PostgreSQL URL may carry a password.
+    csb_database_url: str = Field(default=f"sqlite+aiosqlite:///{DEFAULT_DATABASE}", repr=False)
+
+    @field_validator("csb_database_url")
+    @classmethod
+    def _known_database(cls, url: str) -> str:
+        """SQLite (the embedded default, one machine) or PostgreSQL through asyncpg (several replicas).
+        Messages never repeat the URL: it may hold a password. Only the default SQLite folder is
+        created: a missing other one is more likely a typo than a wish."""
+        try:
+            parsed = make_url(url)
+        except ArgumentError:
+            raise ValueError(f"not a database URL; use {_DATABASE_SHAPES}") from None
+        if parsed.drivername not in SQLITE_DRIVERS + POSTGRES_DRIVERS:
+            raise ValueError(f"use {_DATABASE_SHAPES}, not {parsed.drivername}")
+        if parsed.drivername in POSTGRES_DRIVERS:
+            if not parsed.host or not parsed.database:
+                raise ValueError("a PostgreSQL URL names the host and the database: " + _POSTGRES_SHAPE)
+            return url
+        if parsed.database not in (None, "", ":memory:"):
+            folder = Path(parsed.database).parent
+            if folder.resolve() != DEFAULT_DATABASE.parent and not folder.is_dir():
+                raise ValueError(f"the folder {folder} does not exist; create it or choose another path")
+        return url
+
+    def database_for_display(self) -> str:
+        """CSB_DATABASE_URL as logs and `csb-bot check` may show it: the password masked."""
+        return make_url(self.csb_database_url).render_as_string(hide_password=True)
+
+
+class Settings(DatabaseSettings):
     slack_bot_token: SecretStr
     slack_signing_secret: SecretStr
     slack_app_token: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
     csb_repo: Path = EXAMPLE_BENCH
-    csb_database_url: str = f"sqlite+aiosqlite:///{DEFAULT_DATABASE}"
     csb_config: Path = DEFAULT_CONFIG
     csb_harbor: str = "harbor"
 
@@ -124,26 +160,6 @@ class Settings(BaseSettings):
         if token is not None and not token.get_secret_value().startswith("xapp-"):
             raise ValueError("an app-level token starts with xapp- (Basic Information, App-Level Tokens)")
         return token
-
-    @field_validator("csb_database_url")
-    @classmethod
-    def _sqlite_only(cls, url: str) -> str:
-        """Claims and decisions rely on SQLite's write lock (BEGIN IMMEDIATE); another database would
-        need row locks the store does not take, so it is refused rather than half supported. Only the
-        default folder is created: a missing other one is more likely a typo than a wish."""
-        try:
-            parsed = make_url(url)
-        except ArgumentError:
-            raise ValueError("not a database URL; use sqlite:///path/to/file.db") from None
-        if parsed.drivername not in ("sqlite", "sqlite+aiosqlite"):
-            raise ValueError(
-                f"only SQLite is supported so far (sqlite:///path/to/file.db), not {parsed.drivername}"
-            )
-        if parsed.database not in (None, "", ":memory:"):
-            folder = Path(parsed.database).parent
-            if folder.resolve() != DEFAULT_DATABASE.parent and not folder.is_dir():
-                raise ValueError(f"the folder {folder} does not exist; create it or choose another path")
-        return url
 
     def secret_values(self) -> list[str]:
         """Every secret setting's value, so text from outside (CSB's scripts) can be redacted."""
@@ -191,11 +207,23 @@ def _from_root(path: Path) -> Path:
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
+_S = TypeVar("_S", bound=DatabaseSettings)
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the environment (`overrides` win over it); a missing token becomes one readable
     line, not a traceback."""
+    return _load(Settings, **overrides)
+
+
+def load_database_settings() -> DatabaseSettings:
+    """CSB_DATABASE_URL only, for `csb-bot db`: an operator's migration step needs no Slack token."""
+    return _load(DatabaseSettings)
+
+
+def _load(kind: type[_S], **overrides: Any) -> _S:
     try:
-        return Settings(**overrides)
+        return kind(**overrides)
     except ValidationError as exc:
         errors = exc.errors()
         missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]

@@ -131,10 +131,11 @@ def trial_dirs(repo: Path) -> list[Path]:
 
 @asynccontextmanager
 async def engine_kit(
-    tmp_path: Path, *, harbor: Path | None = None, **config: Any
+    tmp_path: Path, *, url: str | None = None, harbor: Path | None = None, **config: Any
 ) -> AsyncIterator[EngineKit]:
+    """`url`: the database (the `db_url` fixture's, to run on SQLite and PostgreSQL); SQLite by default."""
     repo = copy_bench(tmp_path)
-    store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
+    store = Store(url or f"sqlite:///{tmp_path / 'bot.db'}")
     await store.create_tables()
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)

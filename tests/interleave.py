@@ -8,11 +8,13 @@ writer acts on a read that is no longer true; `before_write_after_read` opens ex
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from waiting import until
 
 from bot.store.db import Store
 
@@ -59,3 +61,46 @@ def before_write_after_read(store: Store, meanwhile: Callable[[], Awaitable[obje
 def _unhook(store: Store) -> None:
     vars(store).pop("read", None)
     vars(store).pop("write", None)
+
+
+async def overlapping_writes(
+    store: Store,
+    first: Callable[[AsyncSession], Awaitable[object]],
+    second: Callable[[AsyncSession], Awaitable[object]],
+) -> tuple[object, object]:
+    """Two write transactions that overlap, as in two bot processes: `first` writes and stays open
+    until `second` has begun and is either done or waiting on a lock `first` holds; then `first`
+    commits. On PostgreSQL `second` thus reads before `first` commits; SQLite serialises the two at
+    BEGIN IMMEDIATE, which is its guarantee."""
+    first_wrote = asyncio.Event()
+    release = asyncio.Event()
+
+    async def run_first() -> object:
+        async with store.write() as session:
+            result = await first(session)
+            first_wrote.set()
+            await release.wait()
+        return result
+
+    async def run_second() -> object:
+        await first_wrote.wait()
+        async with store.write() as session:
+            return await second(session)
+
+    one = asyncio.create_task(run_first())
+    two = asyncio.create_task(run_second())
+    await until(lambda: first_wrote.is_set() or one.done(), "the first writer's write")
+
+    async def second_blocked_or_done() -> bool:
+        return two.done() or await _waiting_on_a_lock(store)
+
+    if store.engine.dialect.name == "postgresql":
+        await until(second_blocked_or_done, "the second writer to wait or finish")
+    release.set()
+    return await one, await two
+
+
+async def _waiting_on_a_lock(store: Store) -> bool:
+    async with store.engine.connect() as conn:
+        waiting = await conn.exec_driver_sql("SELECT count(*) FROM pg_locks WHERE NOT granted")
+        return bool(waiting.scalar_one())

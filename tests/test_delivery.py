@@ -40,7 +40,7 @@ def outbox_rows(tmp_path: Path) -> list[tuple[str, str, str | None]]:
 
 
 def set_aside(tmp_path: Path) -> list[tuple[str, str | None]]:
-    return [(target, error) for target, state, error in outbox_rows(tmp_path) if state == "DEAD"]
+    return [(target, error) for target, state, error in outbox_rows(tmp_path) if state == "dead"]
 
 
 def keys_posted(h: Harness, channel: str = CHANNEL) -> list[str]:
@@ -124,7 +124,7 @@ async def test_a_card_that_cannot_be_rendered_never_blocks_later_messages(tmp_pa
 # -- a post whose sent mark is lost is looked for, not posted again ------------------------------------
 
 DISK_FULL = """
-CREATE TRIGGER sent_mark_fails BEFORE UPDATE OF state ON outbox WHEN NEW.state = 'SENT'
+CREATE TRIGGER sent_mark_fails BEFORE UPDATE OF state ON outbox WHEN NEW.state = 'sent'
 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
 CREATE TRIGGER card_ts_fails BEFORE UPDATE OF card_ts ON run_requests
 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
@@ -315,7 +315,7 @@ async def test_a_call_that_hangs_times_out_and_its_message_is_not_doubled(tmp_pa
         try:
             assert await asyncio.wait_for(h.bot.notifier.deliver(), BOUND) == 0  # timed out, held for retry
             (row,) = [r for r in outbox_rows(tmp_path) if r[0] == "card:1"]
-            assert row[1] == "PENDING" and "Timeout" in (row[2] or ""), row
+            assert row[1] == "pending" and "Timeout" in (row[2] or ""), row
         finally:
             hold.release()  # Slack stores the post after all, as it may after a timeout
         await wait_for(lambda: h.standin.messages(CHANNEL) != [], "the held post to land")

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 from harness import CHANNEL, running_bot
+from store_reads import request_count
 from test_e2e_run import card_text, labels, request_card
 
 from bot.playground import REQUESTER
+from bot.store import requests
+from bot.store.models import RequestState
 
 
-def row_count(tmp_path: Path, table: str) -> int:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        return int(db.execute(f"select count(*) from {table}").fetchone()[0])
-
-
-async def test_bad_and_stale_signatures_get_401_and_change_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_bad_and_stale_signatures_get_401_and_change_nothing(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         forged = await h.driver.post(
             "command=%2Fcsb&text=run", "application/x-www-form-urlencoded", signature="v0=00"
         )
@@ -28,11 +25,11 @@ async def test_bad_and_stale_signatures_get_401_and_change_nothing(tmp_path: Pat
         assert stale.status == 401
         await h.deliver()
         assert h.standin.messages(CHANNEL) == []
-        assert row_count(tmp_path, "run_requests") == 0
+        assert await request_count(h.bot.store) == 0
 
 
-async def test_help_lists_the_subcommands(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_help_lists_the_subcommands(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "help")
         await h.deliver()
         (text,) = h.ephemeral_texts(REQUESTER)
@@ -69,11 +66,11 @@ async def test_bad_input_gets_an_ephemeral_error_with_valid_values(
             assert fragment in reply
         assert reply.splitlines()[-1].startswith("Usage: `/csb "), reply  # always ends with how to type it
         assert h.standin.messages(CHANNEL) == []
-        assert row_count(tmp_path, "run_requests") == 0
+        assert await request_count(h.bot.store) == 0
 
 
-async def test_selection_file_and_single_lane_modes_on_the_card(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_selection_file_and_single_lane_modes_on_the_card(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(
             h, "run --selection-file configs/selected_benchmark_tasks.json --baseline-only"
         )
@@ -89,8 +86,8 @@ async def test_selection_file_and_single_lane_modes_on_the_card(tmp_path: Path) 
         assert labels(card) == ["Reject", "Edit"]
 
 
-async def test_help_run_lists_what_this_checkout_and_policy_allow(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_help_run_lists_what_this_checkout_and_policy_allow(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "help run")
         await h.deliver()
         (text,) = h.ephemeral_texts(REQUESTER)
@@ -102,8 +99,8 @@ async def test_help_run_lists_what_this_checkout_and_policy_allow(tmp_path: Path
         )  # CSB: 6 per account; none here
 
 
-async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix --dry-run")
         await h.deliver()
         (reply,) = h.ephemeral_texts(REQUESTER)
@@ -116,21 +113,21 @@ async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path) -> No
         assert "SOURCEGRAPH_ACCESS_TOKEN is set" in reply
         assert "could not be approved" not in reply
         assert h.standin.messages(CHANNEL) == []
-        assert row_count(tmp_path, "run_requests") == 0
+        assert await request_count(h.bot.store) == 0
 
 
-async def test_dry_run_shows_what_would_block_approval(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_dry_run_shows_what_would_block_approval(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix --baseline-only --dry-run")
         await h.deliver()
         (reply,) = h.ephemeral_texts(REQUESTER)
         assert "No clean counterpart result for 3 tasks" in reply
         assert "could not be approved" in reply
-        assert row_count(tmp_path, "run_requests") == 0
+        assert await request_count(h.bot.store) == 0
 
 
-async def test_suites_status_and_audit(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_suites_status_and_audit(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "suites")
         card = await request_card(h)
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Approve")
@@ -145,17 +142,18 @@ async def test_suites_status_and_audit(tmp_path: Path) -> None:
         assert "no request or run #99" in missing
 
 
-async def test_card_in_a_channel_without_the_bot_says_invite(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_card_in_a_channel_without_the_bot_says_invite(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix", channel_id="C0NOBOT")
         await h.deliver()
         await h.deliver()
         assert h.standin.messages("C0NOBOT") == []
         (reply,) = h.ephemeral_texts(REQUESTER)
         assert "/invite @csb" in reply
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            state, reason = db.execute("select state, reason from run_requests").fetchone()
-        assert state == "REJECTED" and "not in the channel" in reason  # never left pending
+        async with h.bot.store.read() as session:
+            request = await requests.get_request(session, 1)
+        assert request is not None and request.reason is not None
+        assert request.state is RequestState.REJECTED and "not in the channel" in request.reason
 
 
 ACCOUNT_HEALTH = """#!/usr/bin/env python3
@@ -172,8 +170,10 @@ print(json.dumps({
 """
 
 
-async def test_accounts_says_when_csb_has_no_health_script_and_shows_its_verdict(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_accounts_says_when_csb_has_no_health_script_and_shows_its_verdict(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.slash_command(REQUESTER, "accounts")
         await h.deliver()
         assert "no `scripts/infra/account_health.py`" in h.ephemeral_texts(REQUESTER)[-1]

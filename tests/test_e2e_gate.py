@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from harness import CHANNEL, ROOT, Harness, running_bot
+from sqlalchemy import select
+from store_reads import all_runs, audit_actions
 from test_e2e_run import card_text, labels, reject_with_reason, request_card
 
 from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
+from bot.store import audit
+from bot.store.models import AuditEvent, Lane
 
 pytestmark = pytest.mark.slow
 
@@ -34,21 +37,18 @@ users = ["{ADMIN}"]
 """
 
 
-def audit_actions(tmp_path: Path, request_id: int = 1) -> list[str]:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        rows = db.execute("select action from audit_events where request_id = ? order by id", (request_id,))
-        return [row[0] for row in rows]
+async def refusals(h: Harness) -> list[tuple[str, str]]:
+    async with h.bot.store.read() as session:
+        rows = await session.execute(
+            select(AuditEvent.actor, AuditEvent.reason)
+            .where(AuditEvent.action.startswith("refused "))
+            .order_by(AuditEvent.id)
+        )
+        return [(actor, reason or "") for actor, reason in rows.all()]
 
 
-def refusals(tmp_path: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        rows = db.execute("select actor, reason from audit_events where action like 'refused %' order by id")
-        return [(row[0], row[1]) for row in rows]
-
-
-def runs_count(tmp_path: Path) -> int:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        return int(db.execute("select count(*) from runs").fetchone()[0])
+async def runs_count(h: Harness) -> int:
+    return len(await all_runs(h.bot.store))
 
 
 async def gate_tick(h: Harness) -> None:
@@ -65,8 +65,10 @@ async def click(h: Harness, user: str, card: dict[str, Any], label: str) -> dict
     return current
 
 
-async def test_official_self_approval_and_outsiders_are_refused_naming_who_may(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+async def test_official_self_approval_and_outsiders_are_refused_naming_who_may(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_TWO_APPROVERS) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official")
         card = await click(h, REQUESTER, card, "Approve")
         card = await click(h, OUTSIDER, card, "Approve")
@@ -75,9 +77,9 @@ async def test_official_self_approval_and_outsiders_are_refused_naming_who_may(t
         assert f"<@{APPROVER}>" in outsider and "may approve official runs" in outsider
         assert "Approvals: 0 of 2 (none yet)" in card_text(card)  # no approval counted
         assert labels(card) == ["Approve", "Reject", "Edit"]
-        assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "refused approve", "refused approve"]
-        assert refusals(tmp_path) == [
+        assert (await runs_count(h)) == 0
+        assert (await audit_actions(h.bot.store)) == ["requested", "refused approve", "refused approve"]
+        assert (await refusals(h)) == [
             (
                 REQUESTER,
                 "you requested this official run, and the requester may not approve their own request",
@@ -95,47 +97,53 @@ usergroups = ["S0LEADS"]
 """
 
 
-async def test_user_group_members_approve_others_are_told_the_group(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=LEADS_APPROVE_OFFICIAL) as h:
+async def test_user_group_members_approve_others_are_told_the_group(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=LEADS_APPROVE_OFFICIAL) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official")
         card = await click(h, APPROVER, card, "Approve")  # not in the group
         (refusal,) = h.ephemeral_texts(APPROVER)
         assert "members of <!subteam^S0LEADS>" in refusal
-        assert runs_count(tmp_path) == 0
+        assert (await runs_count(h)) == 0
         card = await click(h, ADMIN, card, "Approve")  # a member of S0LEADS in the workspace
         assert f"Approved* by <@{ADMIN}>" in card_text(card)
-        assert runs_count(tmp_path) == 1
+        assert (await runs_count(h)) == 1
         assert h.standin.calls_to("usergroups.list")  # membership came from Slack, not the config
-        assert audit_actions(tmp_path) == ["requested", "refused approve", "approval", "approved"]
+        assert (await audit_actions(h.bot.store)) == ["requested", "refused approve", "approval", "approved"]
 
 
-async def test_shipped_official_policy_fails_closed(tmp_path: Path) -> None:
+async def test_shipped_official_policy_fails_closed(tmp_path: Path, db_url: str) -> None:
     shipped = (ROOT / "configs" / "csb-bot.toml").read_text()
-    async with running_bot(tmp_path, config_text=shipped) as h:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=shipped) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official")
         await click(h, APPROVER, card, "Approve")
         (reply,) = h.ephemeral_texts(APPROVER)
         assert "no one is listed as an approver for official runs" in reply
-        assert runs_count(tmp_path) == 0
+        assert (await runs_count(h)) == 0
 
 
-async def test_two_of_three_approvals_then_launch(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+async def test_two_of_three_approvals_then_launch(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_TWO_APPROVERS) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official")
         card = await click(h, APPROVER, card, "Approve")
         assert f"Approvals: 1 of 2 (<@{APPROVER}>)" in card_text(card)
         card = await click(h, APPROVER, card, "Approve")
         assert "already approved" in h.ephemeral_texts(APPROVER)[-1]
-        assert runs_count(tmp_path) == 0
+        assert (await runs_count(h)) == 0
         card = await click(h, ADMIN, card, "Approve")
         assert f"Approved* by <@{APPROVER}>, <@{ADMIN}>" in card_text(card)
         assert labels(card) == ["Cancel"]
-        assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path) == ["requested", "approval", "refused approve", "approval", "approved"]
+        assert (await runs_count(h)) == 1
+        assert (await audit_actions(h.bot.store)) == [
+            "requested",
+            "approval",
+            "refused approve",
+            "approval",
+            "approved",
+        ]
 
 
-async def test_edit_makes_a_new_revision_and_voids_approvals(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+async def test_edit_makes_a_new_revision_and_voids_approvals(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_TWO_APPROVERS) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official --parallel 4")
         card = await click(h, APPROVER, card, "Approve")
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
@@ -154,12 +162,12 @@ async def test_edit_makes_a_new_revision_and_voids_approvals(tmp_path: Path) -> 
         assert "Approvals: 1 of 2" not in shown
         card = await click(h, ADMIN, card, "Approve")
         assert f"Approvals: 1 of 2 (<@{ADMIN}>)" in card_text(card)
-        assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "approval", "edited", "approval"]
+        assert (await runs_count(h)) == 0
+        assert (await audit_actions(h.bot.store)) == ["requested", "approval", "edited", "approval"]
 
 
-async def test_edit_with_a_bad_value_keeps_the_modal_open_with_the_error(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_edit_with_a_bad_value_keeps_the_modal_open_with_the_error(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
         await h.deliver()
@@ -170,7 +178,7 @@ async def test_edit_with_a_bad_value_keeps_the_modal_open_with_the_error(tmp_pat
         assert response.json is not None and response.json["response_action"] == "errors"
         assert "csb_sdlc_fix" in response.json["errors"]["edit.suite"]
         assert view_id in h.standin.views  # still open
-        assert audit_actions(tmp_path) == ["requested"]
+        assert (await audit_actions(h.bot.store)) == ["requested"]
 
 
 def prefilled_values(modal: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -189,8 +197,8 @@ def prefilled_values(modal: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return values
 
 
-async def test_expired_request_says_expired_and_cannot_be_approved(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_expired_request_says_expired_and_cannot_be_approved(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         h.clock.advance(timedelta(hours=23))
         await gate_tick(h)
@@ -203,12 +211,12 @@ async def test_expired_request_says_expired_and_cannot_be_approved(tmp_path: Pat
         await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1:1")
         await h.deliver()
         assert "already expired" in h.ephemeral_texts(APPROVER)[-1]
-        assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "expired", "refused approve"]
+        assert (await runs_count(h)) == 0
+        assert (await audit_actions(h.bot.store)) == ["requested", "expired", "refused approve"]
 
 
-async def test_reminder_goes_to_the_thread_once_per_interval(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+async def test_reminder_goes_to_the_thread_once_per_interval(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_TWO_APPROVERS) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official")
         h.clock.advance(timedelta(minutes=59))
         await gate_tick(h)
@@ -222,8 +230,8 @@ async def test_reminder_goes_to_the_thread_once_per_interval(tmp_path: Path) -> 
         assert "still waiting for approval" in card_text(reminder) and f"<@{APPROVER}>" in card_text(reminder)
 
 
-async def test_drifted_suite_file_voids_the_approval(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_drifted_suite_file_voids_the_approval(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         suite_file = h.repo / "benchmarks" / "suites" / "csb-example.json"
         data = json.loads(suite_file.read_text())
@@ -232,19 +240,21 @@ async def test_drifted_suite_file_voids_the_approval(tmp_path: Path) -> None:
         card = await click(h, APPROVER, card, "Approve")
         assert "changed since this was requested" in h.ephemeral_texts(APPROVER)[-1]
         assert "approvals are void" in card_text(card) and labels(card) == []
-        assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "voided", "refused approve"]
+        assert (await runs_count(h)) == 0
+        assert (await audit_actions(h.bot.store)) == ["requested", "voided", "refused approve"]
 
 
-def lane_states(tmp_path: Path) -> list[str]:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        return [row[0] for row in db.execute("select state from lanes")]
+async def lane_states(h: Harness) -> list[str]:
+    async with h.bot.store.read() as session:
+        return [state.value for state in (await session.execute(select(Lane.state))).scalars()]
 
 
-async def test_suite_file_drifted_while_queued_voids_the_run_before_any_lane(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_suite_file_drifted_while_queued_voids_the_run_before_any_lane(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await click(h, APPROVER, await request_card(h), "Approve")
-        assert "Queued" in card_text(card) and runs_count(tmp_path) == 1  # approved, no tick yet
+        assert "Queued" in card_text(card) and (await runs_count(h)) == 1  # approved, no tick yet
         suite_file = h.repo / "benchmarks" / "suites" / "csb-example.json"
         data = json.loads(suite_file.read_text())
         data["tasks"] = data["tasks"][1:]  # a task dropped while the run waited in the queue
@@ -260,16 +270,16 @@ async def test_suite_file_drifted_while_queued_voids_the_run_before_any_lane(tmp
         (notice,) = h.thread(card)
         assert "did not start" in card_text(notice) and "0 tasks added and 1 removed" in card_text(notice)
         assert h.bot.engine.executor.running_count == 0
-        assert set(lane_states(tmp_path)) == {"CANCELLED"}
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "voided"]
+        assert set(await lane_states(h)) == {"cancelled"}
+        assert (await audit_actions(h.bot.store)) == ["requested", "approval", "approved", "voided"]
 
         await h.run_lanes()  # later ticks neither start nor void it again
-        assert set(lane_states(tmp_path)) == {"CANCELLED"}
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "voided"]
+        assert set(await lane_states(h)) == {"cancelled"}
+        assert (await audit_actions(h.bot.store)) == ["requested", "approval", "approved", "voided"]
 
 
-async def test_unchanged_suite_file_launches_the_queued_run(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_unchanged_suite_file_launches_the_queued_run(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await click(h, APPROVER, await request_card(h), "Approve")
         suite_file = h.repo / "benchmarks" / "suites" / "csb-example.json"
         suite_file.write_bytes(suite_file.read_bytes())  # touched, same content: no drift
@@ -278,12 +288,14 @@ async def test_unchanged_suite_file_launches_the_queued_run(tmp_path: Path) -> N
         assert h.bot.engine.executor.running_count > 0
         assert "Running" in card_text(h.standin.message(CHANNEL, card["ts"]) or {})
         await h.run_lanes()
-        assert audit_actions(tmp_path)[-2:] == ["launched", "finished"]
-        assert "voided" not in audit_actions(tmp_path)
+        assert (await audit_actions(h.bot.store))[-2:] == ["launched", "finished"]
+        assert "voided" not in (await audit_actions(h.bot.store))
 
 
-async def test_single_lane_run_refused_without_counterparts_then_allowed_with_them(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_single_lane_run_refused_without_counterparts_then_allowed_with_them(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h, "run csb_sdlc_fix --baseline-only")
         shown = card_text(card)
         assert "No clean counterpart result for 3 tasks" in shown
@@ -306,21 +318,25 @@ async def test_single_lane_run_refused_without_counterparts_then_allowed_with_th
         assert labels(again) == ["Approve", "Reject", "Edit"]
 
 
-async def test_unpaired_override_is_loud_needs_an_override_approver_and_is_recorded(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+async def test_unpaired_override_is_loud_needs_an_override_approver_and_is_recorded(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_TWO_APPROVERS) as h:
         card = await request_card(h, "run csb_sdlc_fix --full-only --allow-unpaired --category official")
         assert "UNPAIRED OVERRIDE" in card_text(card)
         assert labels(card) == ["Approve", "Reject", "Edit"]
         card = await click(h, APPROVER, card, "Approve")
         assert "only <@U0CAROL> may approve it" in h.ephemeral_texts(APPROVER)[-1]
         card = await click(h, ADMIN, card, "Approve")
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            reasons = [r[0] for r in db.execute("select reason from audit_events where action = 'approval'")]
-        assert reasons == ["1 of 2; unpaired override"]
+        async with h.bot.store.read() as session:
+            events = await audit.events_for(session, 1)
+        assert [event.reason for event in events if event.action == "approval"] == [
+            "1 of 2; unpaired override"
+        ]
 
 
-async def test_unauthorised_reject_and_edit_are_refused(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_TWO_APPROVERS) as h:
+async def test_unauthorised_reject_and_edit_are_refused(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_TWO_APPROVERS) as h:
         card = await request_card(h, "run csb_sdlc_fix --category official")
         await click(h, OUTSIDER, card, "Edit")
         await click(h, OUTSIDER, card, "Reject")
@@ -330,17 +346,22 @@ async def test_unauthorised_reject_and_edit_are_refused(tmp_path: Path) -> None:
         await reject_with_reason(h, ADMIN, card, "duplicate of another request")
         card = h.standin.message(CHANNEL, card["ts"])
         assert card is not None and "duplicate of another request" in card_text(card)
-        assert audit_actions(tmp_path) == ["requested", "refused edit", "refused reject", "rejected"]
+        assert (await audit_actions(h.bot.store)) == [
+            "requested",
+            "refused edit",
+            "refused reject",
+            "rejected",
+        ]
 
 
-async def test_fifty_concurrent_approve_clicks_launch_once(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_fifty_concurrent_approve_clicks_launch_once(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         users = [APPROVER, ADMIN, OUTSIDER, REQUESTER]
         clicks = [h.driver.click_button(users[i % 4], CHANNEL, card["ts"], "Approve") for i in range(50)]
         assert {r.status for r in await asyncio.gather(*clicks)} == {200}
         await h.deliver()
-        assert runs_count(tmp_path) == 1
-        actions = audit_actions(tmp_path)
+        assert (await runs_count(h)) == 1
+        actions = await audit_actions(h.bot.store)
         assert actions.count("approved") == 1 and actions.count("approval") == 1
         assert len(h.ephemeral_texts()) == 49

@@ -3,27 +3,24 @@ saying what was wrong, ending with the usage of the command that was typed."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 from harness import CHANNEL, running_bot
+from store_reads import request_count
 from test_e2e_gate import prefilled_values
 from test_e2e_run import request_card
 
 from bot.domain.mrkdwn import escape
 from bot.playground import APPROVER, REQUESTER
+from bot.store import requests
+from bot.store.models import RequestState
 
 pytestmark = pytest.mark.slow
 
 LONG_MODEL = "anthropic/" + "x" * 2_100
 LONG_PATH = "benchmarks/suites/" + "d/" * 300 + "s.json"
 LONG_REASON = "because " * 400  # 3,200 characters
-
-
-def request_count(tmp_path: Path) -> int:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        return int(db.execute("select count(*) from run_requests").fetchone()[0])
 
 
 @pytest.mark.parametrize(
@@ -52,7 +49,7 @@ async def test_odd_input_gets_one_reply_ending_with_its_own_usage(
         assert expected in reply
         assert reply.splitlines()[-1].startswith(f"Usage: `{escape(usage)}"), reply  # Slack shows `<`
         assert len(reply) < 1_000  # the user's text is echoed cut short, never whole
-        assert request_count(tmp_path) == 0
+        assert await request_count(h.bot.store) == 0
 
 
 async def test_cancel_on_a_pending_request_says_it_is_a_request_and_how_to_reject(tmp_path: Path) -> None:
@@ -94,5 +91,6 @@ async def test_edit_and_reject_modals_bound_what_they_accept(tmp_path: Path) -> 
         answer = await h.driver.submit_view(APPROVER, view_id, reason)  # a forged form skips the client
         assert answer.json is not None and "At most 500 characters" in answer.json["errors"]["reject.reason"]
         await h.deliver()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select state, revision from run_requests").fetchone() == ("PENDING", 1)
+        async with h.bot.store.read() as session:
+            request = await requests.get_request(session, 1)
+        assert request is not None and (request.state, request.revision) == (RequestState.PENDING, 1)

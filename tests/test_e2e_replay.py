@@ -39,9 +39,8 @@ async def test_a_replayed_click_is_ignored_and_a_new_click_is_not(tmp_path: Path
         assert len(h.standin.views) == 2
 
 
-async def test_two_processes_agree_on_a_replay_and_old_keys_are_forgotten(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'shared.db'}"
-    one, two = Store(url), Store(url)
+async def test_two_processes_agree_on_a_replay_and_old_keys_are_forgotten(db_url: str) -> None:
+    one, two = Store(db_url), Store(db_url)
     await one.create_tables()
     clock = ManualClock()
     try:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from harness import CHANNEL, Harness, running_bot
-from test_e2e_gate import audit_actions, click, prefilled_values, runs_count
+from store_reads import all_runs, audit_actions
+from test_e2e_gate import click, prefilled_values
 from test_e2e_run import card_text, request_card
 
 from bot.playground import ADMIN, APPROVER, REQUESTER
@@ -49,8 +50,8 @@ async def edit(h: Harness, user: str, card: dict[str, Any], **changes: str) -> d
     return current
 
 
-async def test_a_click_on_an_older_revision_of_the_card_approves_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_a_click_on_an_older_revision_of_the_card_approves_nothing(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         card = await edit(h, REQUESTER, card, parallel="8")
         assert "revision 2" in card_text(card)
@@ -59,24 +60,26 @@ async def test_a_click_on_an_older_revision_of_the_card_approves_nothing(tmp_pat
         await h.deliver()
         (reply,) = h.ephemeral_texts(APPROVER)
         assert "This card is out of date; request #1 is now revision 2" in reply
-        assert runs_count(tmp_path) == 0
+        assert len(await all_runs(h.bot.store)) == 0
         card = await click(h, APPROVER, card, "Approve")  # the current card counts
-        assert runs_count(tmp_path) == 1
+        assert len(await all_runs(h.bot.store)) == 1
         assert "Approved" in card_text(card)
 
 
-async def test_an_approver_who_edits_into_official_may_not_approve_it_alone(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=ONE_OFFICIAL_APPROVAL) as h:
+async def test_an_approver_who_edits_into_official_may_not_approve_it_alone(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=ONE_OFFICIAL_APPROVAL) as h:
         card = await request_card(h)  # alice's staging request
         card = await edit(h, APPROVER, card, category="official")
         assert f"Edited by <@{APPROVER}>" in card_text(card)  # the card names the last editor
         card = await click(h, APPROVER, card, "Approve")
         (refusal,) = h.ephemeral_texts(APPROVER)
         assert "you edited this official request, so you count as its requester" in refusal
-        assert runs_count(tmp_path) == 0
+        assert len(await all_runs(h.bot.store)) == 0
         await click(h, ADMIN, card, "Approve")  # a second person sees it and approves
-        assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path)[-2:] == ["approval", "approved"]
+        assert len(await all_runs(h.bot.store)) == 1
+        assert (await audit_actions(h.bot.store))[-2:] == ["approval", "approved"]
 
 
 OFFICIAL_ONLY_FOR_CAROL = f"""
@@ -88,8 +91,8 @@ users = ["{APPROVER}"]
 """
 
 
-async def test_an_edit_cannot_make_a_run_its_editor_may_not_request(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=OFFICIAL_ONLY_FOR_CAROL) as h:
+async def test_an_edit_cannot_make_a_run_its_editor_may_not_request(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=OFFICIAL_ONLY_FOR_CAROL) as h:
         card = await request_card(h)
         card = await edit(h, REQUESTER, card, category="official")
         (refusal,) = h.ephemeral_texts(REQUESTER)
@@ -97,4 +100,4 @@ async def test_an_edit_cannot_make_a_run_its_editor_may_not_request(tmp_path: Pa
             "your edit was not saved" in refusal and f"only <@{ADMIN}> may request official runs" in refusal
         )
         assert "revision 1" in card_text(card) and "`staging`" in card_text(card)
-        assert audit_actions(tmp_path) == ["requested", "refused edit"]
+        assert (await audit_actions(h.bot.store)) == ["requested", "refused edit"]

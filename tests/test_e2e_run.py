@@ -39,8 +39,8 @@ async def request_card(h: Harness, text: str = "run csb_sdlc_fix") -> dict[str, 
     return h.last_card()
 
 
-async def test_run_approve_lanes_and_summary(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_run_approve_lanes_and_summary(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         shown = card_text(card)
         for expected in (
@@ -89,8 +89,8 @@ async def reject_with_reason(h: Harness, user: str, card: dict[str, Any], reason
     await h.deliver()
 
 
-async def test_reject_asks_a_reason_updates_card_and_launches_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_reject_asks_a_reason_updates_card_and_launches_nothing(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         await reject_with_reason(h, APPROVER, card, "wrong model for this week")
         card = h.standin.message(CHANNEL, card["ts"])
@@ -103,8 +103,8 @@ async def test_reject_asks_a_reason_updates_card_and_launches_nothing(tmp_path: 
         assert not (h.repo / "runs").exists()
 
 
-async def test_two_concurrent_approvals_launch_once(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_two_concurrent_approvals_launch_once(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         clicks = [
             h.driver.click_button(user, CHANNEL, card["ts"], "Approve") for user in (APPROVER, OUTSIDER)

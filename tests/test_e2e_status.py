@@ -4,7 +4,6 @@ that survives a storm of 429s and 5xx from Slack."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from harness import CHANNEL, Harness, running_bot
 from test_e2e_run import card_text, labels, request_card
 
 from bot.playground import APPROVER, REQUESTER
+from bot.store import outbox
 
 pytestmark = pytest.mark.slow
 
@@ -32,9 +32,9 @@ def thread_texts(h: Harness, card: dict[str, Any]) -> list[str]:
 
 
 async def test_card_goes_queued_running_finished_and_thread_gets_milestones_and_report(
-    tmp_path: Path,
+    tmp_path: Path, db_url: str
 ) -> None:
-    async with running_bot(tmp_path) as h:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h, "run csb_sdlc_fix --parallel 4")  # two pairs, then one: milestones
         shown = card_text(card)
         assert "Queued* #1 in the queue" in shown
@@ -79,8 +79,8 @@ async def test_card_goes_queued_running_finished_and_thread_gets_milestones_and_
         assert labels(dm) == ["Rerun failed"]  # as the README says
 
 
-async def test_every_message_arrives_once_after_a_storm_of_429_and_5xx(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_every_message_arrives_once_after_a_storm_of_429_and_5xx(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         h.standin.inject_failure("chat.postMessage", status=429, count=3, retry_after=0)
         h.standin.inject_failure("chat.postMessage", status=503, count=2, after_store=True)
         h.standin.inject_failure("chat.update", status=429, count=3, retry_after=0)
@@ -98,16 +98,18 @@ async def test_every_message_arrives_once_after_a_storm_of_429_and_5xx(tmp_path:
         assert "Finished" in card_text(top_level[0])
 
 
-async def test_a_slack_outage_longer_than_the_attempts_delays_but_loses_nothing(tmp_path: Path) -> None:
+async def test_a_slack_outage_longer_than_the_attempts_delays_but_loses_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
     few_attempts = "[notifier]\nmax_attempts = 2\ncard_update_seconds = 0\npost_interval_seconds = 0\n"
-    async with running_bot(tmp_path, config_text=few_attempts) as h:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=few_attempts) as h:
         h.standin.inject_failure("chat.postMessage", status=503, count=5)
         card = await request_card_through_storm(h)  # five failed posts, then Slack is back
         assert "CSB run request #1" in card_text(card)
         failed = [c for c in h.standin.calls_to("chat.postMessage") if not c.ok]
         assert len(failed) == 5
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select count(*) from outbox where state = 'DEAD'").fetchone()[0] == 0
+        async with h.bot.store.read() as session:
+            assert await outbox.count_set_aside(session) == 0
 
 
 async def request_card_through_storm(h: Harness) -> dict[str, Any]:
@@ -130,8 +132,8 @@ post_interval_seconds = 0
 """
 
 
-async def test_card_edits_are_paced_and_the_last_state_is_never_dropped(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=PACED) as h:
+async def test_card_edits_are_paced_and_the_last_state_is_never_dropped(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=PACED) as h:
         card = await approved_run(h, "run csb_sdlc_debug")
         await h.run_lanes()
         updates = [c for c in h.standin.calls_to("chat.update") if c.ok]
@@ -142,8 +144,8 @@ async def test_card_edits_are_paced_and_the_last_state_is_never_dropped(tmp_path
         assert card is not None and "Finished" in card_text(card) and "3/3 pairs done" in card_text(card)
 
 
-async def test_status_shows_one_card_or_the_active_runs(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_status_shows_one_card_or_the_active_runs(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await approved_run(h)
         for text in ("status", "status 1"):  # one at a time: replies keep the order asked
             await h.driver.slash_command(REQUESTER, text)
@@ -153,8 +155,8 @@ async def test_status_shows_one_card_or_the_active_runs(tmp_path: Path) -> None:
         assert "CSB run request #1" in card_text(copy)
 
 
-async def test_app_home_lists_what_waits_for_me_and_refreshes(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_app_home_lists_what_waits_for_me_and_refreshes(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await h.driver.app_home_opened(APPROVER)
         await h.deliver()
         home = h.standin.home(APPROVER)

@@ -6,11 +6,11 @@ links the thread and reruns from there, a rerun card says what it reruns, a skip
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 from harness import CHANNEL, Harness
+from store_reads import all_runs
 from test_e2e_run import card_text, labels
 from test_run_control import approved_run, bot, script, thread_texts
 
@@ -76,8 +76,8 @@ async def test_errored_lanes_name_their_reason_and_the_report_its_whole_output_p
         await h.bot.engine.run_until_idle()
         await h.deliver()
         report = card_text(h.thread(card)[-1])
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            (run_dir,) = db.execute("select run_dir from runs where id = 1").fetchone()
+        (run,) = await all_runs(h.bot.store)
+        run_dir = run.run_dir
         assert f"output `runs/staging/{run_dir}`" in report
         crash = re.search(rf"`{SLUG}`  baseline \w+ [\d.]+ · MCP errored \((.*)\)", report)
         assert crash, report

@@ -24,8 +24,10 @@ users = ["{APPROVER}"]
 """
 
 
-async def test_details_stay_in_the_channel_and_with_the_people_of_the_run(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=POLICY) as h:
+async def test_details_stay_in_the_channel_and_with_the_people_of_the_run(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=POLICY) as h:
         h.standin.add_channel(PRIVATE, "secret-project", bot_member=True)
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix --model anthropic/secret-model", PRIVATE)
         await h.deliver()

@@ -49,11 +49,11 @@ sys.exit(code)
 
 
 @pytest.mark.parametrize("bad", ["Infinity", "NaN", "1e999"])
-async def test_bad_results_end_only_their_own_lane(tmp_path: Path, bad: str) -> None:
+async def test_bad_results_end_only_their_own_lane(tmp_path: Path, db_url: str, bad: str) -> None:
     spoiler = tmp_path / "spoiling-harbor"
     spoiler.write_text(_SPOILER)
     spoiler.chmod(0o755)
-    async with engine_kit(tmp_path, harbor=spoiler, retry_limit=0) as kit:
+    async with engine_kit(tmp_path, url=db_url, harbor=spoiler, retry_limit=0) as kit:
         spoil = {f"{SLUG}/baseline": "deep", f"{PAGE}/mcp": bad, f"{MERGE}/baseline": "huge"}
         kit.env["CSB_TEST_SPOIL"] = json.dumps(spoil)
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
@@ -83,8 +83,10 @@ def spoil_keys(spoil: dict[str, str]) -> set[tuple[str, str]]:
     return {(key.split("/")[0], key.split("/")[1]) for key in spoil}
 
 
-async def test_a_suite_file_turned_hostile_voids_its_queued_run_and_the_tick_goes_on(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path) as kit:
+async def test_a_suite_file_turned_hostile_voids_its_queued_run_and_the_tick_goes_on(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         hostile_id = await kit.approve("csb_sdlc_fix", parallel=2)
         suite_file = kit.repo / "benchmarks/suites/csb-example.json"
         healthy = suite_file.read_text()
@@ -97,7 +99,7 @@ async def test_a_suite_file_turned_hostile_voids_its_queued_run_and_the_tick_goe
         assert (await kit.run(other)).state.value == "finished"
 
 
-async def test_a_lane_reason_quoting_its_log_never_keeps_a_secret(tmp_path: Path) -> None:
+async def test_a_lane_reason_quoting_its_log_never_keeps_a_secret(tmp_path: Path, db_url: str) -> None:
     leaky = tmp_path / "leaky-harbor"
     leaky.write_text(
         f"#!{sys.executable}\nimport os, sys\n"
@@ -105,7 +107,7 @@ async def test_a_lane_reason_quoting_its_log_never_keeps_a_secret(tmp_path: Path
         "sys.exit(3)\n"
     )
     leaky.chmod(0o755)
-    async with engine_kit(tmp_path, harbor=leaky, retry_limit=0) as kit:
+    async with engine_kit(tmp_path, url=db_url, harbor=leaky, retry_limit=0) as kit:
         kit.env["SOURCEGRAPH_ACCESS_TOKEN"] = "sgp_lane_secret_value"
         engine = kit.new_engine()  # built with the environment its lanes inherit, token included
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)

@@ -4,7 +4,6 @@ is voided (never started), while runs already under way and unreadable checkouts
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from bot.csb.catalog import Catalog
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LanePlan, LaneRole, RunParams
 from bot.engine.pinning import describe_drift
-from bot.store import outbox
+from bot.store import audit, outbox
 from bot.store.models import OutboxKind, RunState
 
 SUITE_FILE = "benchmarks/suites/csb-example.json"
@@ -29,10 +28,11 @@ def drop_first_task(kit: EngineKit, suite: str) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
-def audit_rows(kit: EngineKit, run_id: int) -> list[tuple[str, str | None]]:
-    with sqlite3.connect(kit.tmp / "bot.db") as db:
-        rows = db.execute("select action, reason from audit_events where run_id = ? order by id", (run_id,))
-        return [(action, reason) for action, reason in rows]
+async def audit_rows(kit: EngineKit, run_id: int) -> list[tuple[str, str | None]]:
+    request_id = (await kit.run(run_id)).request_id
+    async with kit.store.read() as session:
+        events = await audit.events_for(session, request_id)
+    return [(event.action, event.reason) for event in events if event.run_id == run_id]
 
 
 def test_describe_drift_names_what_changed(tmp_path: Path) -> None:
@@ -53,8 +53,8 @@ def test_describe_drift_names_what_changed(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, global_slots=2) as kit:
+async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
         first = await kit.approve("csb_sdlc_fix", parallel=2)
         waiting = await kit.approve("csb_sdlc_debug", parallel=2)
         await kit.engine.tick()
@@ -70,7 +70,7 @@ async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: 
         assert voided.stop_reason and "approval is void" in voided.stop_reason
         assert {lane.state for lane in await kit.lanes(waiting)} == {LaneStatus.CANCELLED}
         assert all(lane.attempt == 0 for lane in await kit.lanes(waiting))
-        ((action, reason),) = audit_rows(kit, waiting)
+        ((action, reason),) = await audit_rows(kit, waiting)
         assert action == "voided"
         assert reason == f"at launch, spec drift: `{SUITE_FILE}` changed; 0 tasks added and 1 removed"
         async with kit.store.read() as session:
@@ -82,15 +82,15 @@ async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: 
 
 
 @pytest.mark.slow
-async def test_suite_gone_voids_and_an_unreadable_checkout_only_waits(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path) as kit:
+async def test_suite_gone_voids_and_an_unreadable_checkout_only_waits(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
         matrix = kit.repo / "configs" / "eval_matrix.json"
         good = matrix.read_text()
         matrix.write_text("{ not json")  # an operator mid-edit: neither start nor void
         await kit.engine.tick()
         assert (await kit.run(run_id)).state is RunState.QUEUED
-        assert audit_rows(kit, run_id) == []
+        assert await audit_rows(kit, run_id) == []
 
         matrix.write_text(good)
         suite_file = kit.repo / SUITE_FILE
@@ -101,7 +101,7 @@ async def test_suite_gone_voids_and_an_unreadable_checkout_only_waits(tmp_path: 
         await kit.engine.tick()
         run = await kit.run(run_id)
         assert run.state is RunState.CANCELLED
-        ((action, reason),) = audit_rows(kit, run_id)
+        ((action, reason),) = await audit_rows(kit, run_id)
         assert action == "voided"
         assert reason and "no longer resolves in the CSB checkout: unknown suite" in reason
         assert kit.engine.executor.running_count == 0

@@ -28,8 +28,8 @@ def running_by_run(lanes_by_run: dict[int, list]) -> dict[int, int]:
     }
 
 
-async def test_official_first_then_first_come_within_the_global_pool(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, global_slots=4) as kit:
+async def test_official_first_then_first_come_within_the_global_pool(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, global_slots=4) as kit:
         first = await kit.approve("csb_sdlc_fix", parallel=2)
         second = await kit.approve("csb_sdlc_debug", parallel=4)
         kit.clock.advance(timedelta(seconds=1))
@@ -55,8 +55,8 @@ async def test_official_first_then_first_come_within_the_global_pool(tmp_path: P
         assert len(kit.trial_dirs()) == 2 * (3 + 3 + 1)  # every lane started exactly once
 
 
-async def test_a_pair_starts_whole_or_not_at_all(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, global_slots=3) as kit:
+async def test_a_pair_starts_whole_or_not_at_all(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, global_slots=3) as kit:
         run_id = await kit.approve("csb_sdlc_fix", parallel=4)
         await kit.engine.tick()
         lanes = await kit.lanes(run_id)
@@ -68,17 +68,17 @@ async def test_a_pair_starts_whole_or_not_at_all(tmp_path: Path) -> None:
         assert (await kit.run(run_id)).state is RunState.FINISHED
 
 
-async def test_a_run_keeps_to_its_parallel(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, global_slots=10) as kit:
+async def test_a_run_keeps_to_its_parallel(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, global_slots=10) as kit:
         run_id = await kit.approve("csb_sdlc_fix", parallel=3)  # odd: one slot idle
         await kit.engine.tick()
         assert sum(1 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING) == 2
         await kit.engine.run_until_idle()
 
 
-async def test_accounts_round_robin_by_home(tmp_path: Path) -> None:
+async def test_accounts_round_robin_by_home(tmp_path: Path, db_url: str) -> None:
     homes = make_accounts(tmp_path, "account1", "account2", "account3")
-    async with engine_kit(tmp_path, sessions_per_account=2) as kit:
+    async with engine_kit(tmp_path, url=db_url, sessions_per_account=2) as kit:
         pool = account_pool(kit.config, kit.env["HOME"])
         assert pool.slots == 6 and len(pool.homes) == 3
         run_id = await kit.approve("csb_sdlc_debug", parallel=6)
@@ -109,8 +109,8 @@ def test_picker_avoids_the_failed_account_and_full_ones() -> None:
     assert picker.changed == {"b": 4, "a": 5}
 
 
-async def test_eta_from_past_lane_durations(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, global_slots=2) as kit:
+async def test_eta_from_past_lane_durations(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
         done = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         kit.clock.advance(timedelta(seconds=100))
@@ -126,9 +126,9 @@ async def test_eta_from_past_lane_durations(tmp_path: Path) -> None:
             assert await lanes.count_running(session) == 0
 
 
-async def test_eta_only_from_comparable_lanes_same_suite_else_same_model(tmp_path: Path) -> None:
+async def test_eta_only_from_comparable_lanes_same_suite_else_same_model(tmp_path: Path, db_url: str) -> None:
     """Lanes of another suite and another model say nothing about this run: its ETA is unknown."""
-    async with engine_kit(tmp_path, global_slots=2) as kit:
+    async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
         done = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         kit.clock.advance(timedelta(seconds=100))

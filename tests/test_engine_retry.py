@@ -26,9 +26,9 @@ pytestmark = pytest.mark.slow
 SLUG, PAGE, MERGE = "slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merge-nested-fix-001"
 
 
-async def test_only_infrastructure_failures_are_retried(tmp_path: Path) -> None:
+async def test_only_infrastructure_failures_are_retried(tmp_path: Path, db_url: str) -> None:
     make_accounts(tmp_path, "account1", "account2")
-    async with engine_kit(tmp_path, retry_limit=2, sessions_per_account=3) as kit:
+    async with engine_kit(tmp_path, url=db_url, retry_limit=2, sessions_per_account=3) as kit:
         kit.script({f"{SLUG}/mcp": "ratelimit", f"{PAGE}/baseline": "crash", f"{MERGE}/mcp": "error"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
         await kit.engine.run_until_idle()
@@ -63,8 +63,8 @@ async def test_only_infrastructure_failures_are_retried(tmp_path: Path) -> None:
         assert len(kit.trial_dirs()) == 6 + 2
 
 
-async def test_retries_give_up_after_the_limit(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, retry_limit=1, infra_pause_min_attempts=100) as kit:
+async def test_retries_give_up_after_the_limit(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, retry_limit=1, infra_pause_min_attempts=100) as kit:
         kit.script({f"{SLUG}/baseline": "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
         await kit.engine.run_until_idle()
@@ -77,8 +77,8 @@ async def test_retries_give_up_after_the_limit(tmp_path: Path) -> None:
         assert (await kit.run(run_id)).state is RunState.FINISHED
 
 
-async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, infra_pause_min_attempts=4, infra_pause_rate=0.5) as kit:
+async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url, infra_pause_min_attempts=4, infra_pause_rate=0.5) as kit:
         kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
         await kit.engine.run_until_idle()
@@ -96,8 +96,8 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
         assert {lane.id: lane.attempt for lane in await kit.lanes(run_id)} == attempts  # nothing new started
 
 
-async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path) as kit:
+async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         kit.script({f"{SLUG}/mcp": "hang"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
         await kit.engine.tick()
@@ -128,8 +128,10 @@ def _ignore_sigint_harbor(tmp_path: Path) -> Path:
     return harbor
 
 
-async def test_sigkill_after_the_grace_period(tmp_path: Path) -> None:
-    async with engine_kit(tmp_path, harbor=_ignore_sigint_harbor(tmp_path), cancel_grace_sec=30) as kit:
+async def test_sigkill_after_the_grace_period(tmp_path: Path, db_url: str) -> None:
+    async with engine_kit(
+        tmp_path, url=db_url, harbor=_ignore_sigint_harbor(tmp_path), cancel_grace_sec=30
+    ) as kit:
         run_id = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         kit.clock.advance(timedelta(seconds=(2 * 120 + 360 + 600 + 2 * 600) * 10 + 300 + 1))
@@ -161,10 +163,10 @@ async def test_lanes_take_sigint_even_when_the_bot_was_started_ignoring_it(tmp_p
         signal.signal(signal.SIGINT, previous)
 
 
-async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Path) -> None:
+async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Path, db_url: str) -> None:
     """CPython can lose a SIGINT that lands while its interpreter starts, so the executor holds a stop
     for a lane that young until it is `SIGINT_NOT_BEFORE` old: no lane runs on to SIGKILL for that."""
-    async with engine_kit(tmp_path) as kit:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         kit.script({SLUG: "hang"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
         await kit.engine.tick()
@@ -181,13 +183,15 @@ async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Pat
         assert len(logs) == 2 and all("interrupted by SIGINT" in log for log in logs)
 
 
-async def test_a_run_with_nothing_left_to_hold_back_finishes_instead_of_pausing(tmp_path: Path) -> None:
+async def test_a_run_with_nothing_left_to_hold_back_finishes_instead_of_pausing(
+    tmp_path: Path, db_url: str
+) -> None:
     """With `retry_limit = 0` every failure is final: pausing would hold nothing back, and the thread
     would say "paused, resume it" above a card that says Finished."""
     # Slots for all six lanes, so none is ever queued: the run has nothing to hold back however the
     # crashes fall into ticks (with four slots, four crashes settled in one tick pause the two queued).
     async with engine_kit(
-        tmp_path, retry_limit=0, infra_pause_min_attempts=4, infra_pause_rate=0.5, global_slots=6
+        tmp_path, url=db_url, retry_limit=0, infra_pause_min_attempts=4, infra_pause_rate=0.5, global_slots=6
     ) as kit:
         kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)

@@ -1,10 +1,13 @@
-"""The outbox on a real SQLite file: one pending row per message, and a redraw asked for while a send
-is under way is never lost (that send read older state)."""
+"""The outbox on a real database, SQLite and PostgreSQL: one pending row per message, also when two
+processes write it at once, and a redraw asked for while a send is under way is never lost."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+
+from interleave import overlapping_writes
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store import outbox
 from bot.store.db import Store
@@ -13,14 +16,14 @@ from bot.store.models import OutboxKind, OutboxState, Run, RunRequest
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-async def open_store(tmp_path: Path) -> Store:
-    store = Store(f"sqlite:///{tmp_path / 'outbox.db'}")
+async def open_store(db_url: str) -> Store:
+    store = Store(db_url)
     await store.create_tables()
     return store
 
 
-async def test_a_redraw_asked_for_during_a_send_keeps_the_row_for_one_more_render(tmp_path: Path) -> None:
-    store = await open_store(tmp_path)
+async def test_a_redraw_asked_for_during_a_send_keeps_the_row_for_one_more_render(db_url: str) -> None:
+    store = await open_store(db_url)
     async with store.write() as session:
         await outbox.enqueue(session, kind=OutboxKind.STATUS, target="status:1", now=NOW)
     async with store.read() as session:
@@ -40,8 +43,8 @@ async def test_a_redraw_asked_for_during_a_send_keeps_the_row_for_one_more_rende
     await store.close()
 
 
-async def test_a_post_asked_for_twice_is_sent_once(tmp_path: Path) -> None:
-    store = await open_store(tmp_path)
+async def test_a_post_asked_for_twice_is_sent_once(db_url: str) -> None:
+    store = await open_store(db_url)
     async with store.write() as session:
         await outbox.enqueue(session, kind=OutboxKind.SUMMARY, target="summary:1", now=NOW)
     async with store.read() as session:
@@ -55,9 +58,9 @@ async def test_a_post_asked_for_twice_is_sent_once(tmp_path: Path) -> None:
 
 
 async def test_a_thread_reply_waits_for_what_happened_before_it_unless_that_was_set_aside(
-    tmp_path: Path,
+    db_url: str,
 ) -> None:
-    store = await open_store(tmp_path)
+    store = await open_store(db_url)
     later = NOW + timedelta(seconds=5)
     async with store.write() as session:
         session.add(
@@ -86,4 +89,22 @@ async def test_a_thread_reply_waits_for_what_happened_before_it_unless_that_was_
     async with store.read() as session:
         assert await outbox.earlier_in_thread(session, report) is None
         assert await outbox.count_set_aside(session) == 2
+    await store.close()
+
+
+async def test_two_processes_asking_for_one_message_at_once_leave_one_pending_row(db_url: str) -> None:
+    """Each writer reads "no pending row" before the other commits (PostgreSQL, two bot processes):
+    they meet on the one-pending-row index; a redraw bumps the generation, a post is added once."""
+    store = await open_store(db_url)
+
+    def ask(kind: OutboxKind, target: str) -> Callable[[AsyncSession], Awaitable[None]]:
+        return lambda session: outbox.enqueue(session, kind=kind, target=target, now=NOW)
+
+    await overlapping_writes(store, ask(OutboxKind.STATUS, "status:1"), ask(OutboxKind.STATUS, "status:1"))
+    await overlapping_writes(
+        store, ask(OutboxKind.SUMMARY, "summary:1"), ask(OutboxKind.SUMMARY, "summary:1")
+    )
+    async with store.read() as session:
+        due = await outbox.due(session, NOW)
+    assert [(item.target, item.generation) for item in due] == [("status:1", 1), ("summary:1", 0)]
     await store.close()

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 from csb_tree import build_tree
 from harness import CHANNEL, TOKEN, running_bot
+from store_reads import all_requests
 from test_e2e_run import card_text
 from test_preflight import ENV, HEALTH, _health, _script, _spec
 from waiting import until
@@ -95,8 +95,7 @@ async def test_the_channel_card_and_the_database_never_hold_the_token(tmp_path: 
         await h.driver.slash_command(REQUESTER, "accounts")
         await h.deliver()
         assert SG_TOKEN not in h.ephemeral_texts(REQUESTER)[-1]
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            stored = json.dumps(db.execute("select * from run_requests").fetchall())
+        stored = json.dumps([request.model_dump(mode="json") for request in await all_requests(h.bot.store)])
         assert SG_TOKEN not in stored and TOKEN not in stored and REDACTED in stored
 
 

@@ -32,7 +32,6 @@ makes that test fail):
 from __future__ import annotations
 
 import os
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,8 @@ import pytest
 from engine_kit import engine_kit
 from harness import CHANNEL, Harness, running_bot
 from interleave import before_write_after_read
-from test_e2e_gate import audit_actions, prefilled_values, runs_count
+from store_reads import all_runs, audit_actions
+from test_e2e_gate import prefilled_values
 from test_e2e_run import card_text, request_card
 from waiting import until
 
@@ -92,9 +92,8 @@ def parallel_of(request: RunRequest) -> int:
     return RunSpec.model_validate_json(request.spec_json).params.parallel or 0
 
 
-def run_parallels(tmp_path: Path) -> list[int]:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        return [int(row[0]) for row in db.execute("select parallel from runs")]
+async def run_parallels(h: Harness) -> list[int]:
+    return [run.parallel for run in await all_runs(h.bot.store)]
 
 
 async def approval_lands(h: Harness, card: dict[str, Any]) -> None:
@@ -117,8 +116,10 @@ async def edit_lands(h: Harness, user: str, view_id: str, parallel: int) -> None
     await until(revised, "the other edit to commit")
 
 
-async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         view_id = await open_modal(h, APPROVER, card, "Reject")
         with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
@@ -127,15 +128,17 @@ async def test_a_reject_that_read_pending_before_an_approval_landed_rejects_noth
         assert window.opened
         request = await request_row(h)
         assert request.state is RequestState.APPROVED and request.decided_by == ADMIN
-        assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+        assert len(await all_runs(h.bot.store)) == 1
+        assert await audit_actions(h.bot.store) == ["requested", "approval", "approved"]
         assert "nothing was rejected" in h.ephemeral_texts(APPROVER)[-1]
         shown = card_text(h.last_card())
         assert "Approved" in shown and "Rejected" not in shown
 
 
-async def test_an_approval_that_read_pending_before_another_launched_counts_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_an_approval_that_read_pending_before_another_launched_counts_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h)
         with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
             assert (await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
@@ -143,13 +146,13 @@ async def test_an_approval_that_read_pending_before_another_launched_counts_noth
         assert window.opened
         request = await request_row(h)
         assert request.state is RequestState.APPROVED and request.decided_by == ADMIN
-        assert runs_count(tmp_path) == 1
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved", "refused approve"]
+        assert len(await all_runs(h.bot.store)) == 1
+        assert await audit_actions(h.bot.store) == ["requested", "approval", "approved", "refused approve"]
         assert f"already approved by <@{ADMIN}>" in h.ephemeral_texts(APPROVER)[-1]
 
 
-async def test_a_reject_of_an_older_revision_rejects_nothing(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_a_reject_of_an_older_revision_rejects_nothing(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         reject_view = await open_modal(h, APPROVER, card, "Reject")  # the modal holds revision 1
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
@@ -160,14 +163,14 @@ async def test_a_reject_of_an_older_revision_rejects_nothing(tmp_path: Path) -> 
         await h.deliver()
         request = await request_row(h)
         assert request.state is RequestState.PENDING and request.revision == 2
-        assert audit_actions(tmp_path) == ["requested", "edited"]
+        assert await audit_actions(h.bot.store) == ["requested", "edited"]
         assert "nothing was rejected" in h.ephemeral_texts(APPROVER)[-1]
 
 
-async def test_an_approval_racing_an_edit_neither_counts_nor_launches(tmp_path: Path) -> None:
+async def test_an_approval_racing_an_edit_neither_counts_nor_launches(tmp_path: Path, db_url: str) -> None:
     """The approver saw revision 1; the edit to revision 2 commits between the click's reads and its
     write. The approval must not count for revision 2 nor launch what the approver never saw."""
-    async with running_bot(tmp_path) as h:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
         with before_write_after_read(h.bot.store, lambda: edit_lands(h, REQUESTER, edit_view, 8)) as window:
@@ -176,16 +179,22 @@ async def test_an_approval_racing_an_edit_neither_counts_nor_launches(tmp_path: 
         assert window.opened
         request = await request_row(h)
         assert request.state is RequestState.PENDING and request.revision == 2
-        assert runs_count(tmp_path) == 0
-        assert audit_actions(tmp_path) == ["requested", "edited", "refused approve"]  # counted for neither
+        assert len(await all_runs(h.bot.store)) == 0
+        assert await audit_actions(h.bot.store) == [
+            "requested",
+            "edited",
+            "refused approve",
+        ]  # counted for neither
         assert h.ephemeral_texts(APPROVER), "the approver was not told the click changed nothing"
         shown = card_text(h.last_card())
         assert "revision 2" in shown and "Approvals: 1" not in shown
 
 
-async def test_an_edit_that_read_pending_before_an_approval_landed_changes_nothing(tmp_path: Path) -> None:
+async def test_an_edit_that_read_pending_before_an_approval_landed_changes_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
     """An approved request keeps the parameters that were approved, which are the ones its run runs."""
-    async with running_bot(tmp_path) as h:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         edit_view = await open_modal(h, REQUESTER, card, "Edit")
         with before_write_after_read(h.bot.store, lambda: approval_lands(h, card)) as window:
@@ -194,13 +203,13 @@ async def test_an_edit_that_read_pending_before_an_approval_landed_changes_nothi
         assert window.opened
         request = await request_row(h)
         assert request.state is RequestState.APPROVED and request.revision == 1
-        assert parallel_of(request) == 4 and run_parallels(tmp_path) == [4]
-        assert audit_actions(tmp_path) == ["requested", "approval", "approved"]
+        assert parallel_of(request) == 4 and await run_parallels(h) == [4]
+        assert await audit_actions(h.bot.store) == ["requested", "approval", "approved"]
         assert "changed while you edited it" in h.ephemeral_texts(REQUESTER)[-1]
 
 
-async def test_two_edits_of_one_revision_keep_the_first(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_two_edits_of_one_revision_keep_the_first(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await request_card(h, "run csb_sdlc_fix --parallel 4")
         late_view = await open_modal(h, ADMIN, card, "Edit")
         first_view = await open_modal(h, REQUESTER, card, "Edit")
@@ -210,17 +219,17 @@ async def test_two_edits_of_one_revision_keep_the_first(tmp_path: Path) -> None:
         assert window.opened
         request = await request_row(h)
         assert request.revision == 2 and parallel_of(request) == 8
-        assert audit_actions(tmp_path) == ["requested", "edited"]
+        assert await audit_actions(h.bot.store) == ["requested", "edited"]
         assert "changed while you edited it" in h.ephemeral_texts(ADMIN)[-1]
 
 
 # -- the engine: lanes and the lease --------------------------------------------------------------
 
 
-async def test_a_lane_claimed_from_a_stale_read_is_not_claimed_again(tmp_path: Path) -> None:
+async def test_a_lane_claimed_from_a_stale_read_is_not_claimed_again(tmp_path: Path, db_url: str) -> None:
     """Two claimers (two engines on PostgreSQL, say) both read the same lanes as queued; the one that
     writes second moves nothing, and the run is marked started once."""
-    async with engine_kit(tmp_path) as kit:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         run_id = await kit.approve(parallel=4)
         now = kit.clock.now()
         seen = []
@@ -243,10 +252,12 @@ async def test_a_lane_claimed_from_a_stale_read_is_not_claimed_again(tmp_path: P
         assert (await kit.run(run_id)).state is RunState.RUNNING
 
 
-async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(tmp_path: Path) -> None:
+async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
     """The engine checked the lease at the top of its tick; before its claim, the lease expired and a
     second engine took it. Only the holder may start lanes, so the late one starts none."""
-    async with engine_kit(tmp_path) as kit:
+    async with engine_kit(tmp_path, url=db_url) as kit:
         run_id = await kit.approve(parallel=4)
         late, successor = kit.engine, kit.new_engine()
         hold = late.lease.hold

@@ -1,31 +1,41 @@
-"""The bot as a real process: killed with SIGKILL mid-run and restarted, and two of them on one SQLite
-file. Requests go in through the real HTTP path (a signed slash command, an Approve click); the Slack
-stand-in runs in the test. Every lane must run exactly once.
+"""The bot as a real process: killed with SIGKILL mid-run and restarted, two of them on one database
+(SQLite and PostgreSQL), the one holding the timers killed or stopped while the other carries on.
+Requests go in through the real HTTP path (a signed slash command, an Approve click); the Slack stand-in
+runs in the test. Every lane must run exactly once.
 
 These tests watch a real process with real timers, so they poll the database until a deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from engine_kit import trial_dirs
 from harness import CHANNEL, HARBOR, ROOT, SECRET, TOKEN, copy_bench
+from postgres_cluster import Cluster
+from sqlalchemy import select
+from store_reads import all_runs
 from waiting import until
 
 from bot.playground import APPROVER, REQUESTER, SlackDriver, SlackStandin
+from bot.store import approvals, lease
+from bot.store.db import Store
+from bot.store.models import Lane
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +51,8 @@ retry_backoff_sec = 1
 [notifier]
 tick_seconds = 0.1
 """
+DEADLINE = 60.0
+REPORT = re.compile(r"baseline \d+/\d+")  # the report's totals line
 
 
 @dataclass
@@ -57,7 +69,7 @@ class BotProcess:
 class World:
     tmp: Path
     repo: Path
-    db: Path
+    store: Store  # the test's own view of the bots' database, for reading
     env: dict[str, str]
     standin: SlackStandin
     slack_url: str
@@ -79,15 +91,23 @@ class World:
         await until(lambda: _healthy(bot), f"bot on port {port} to answer /healthz")
         return bot
 
-    def query(self, sql: str) -> list[tuple[object, ...]]:
-        with sqlite3.connect(self.db) as conn:
-            return list(conn.execute(sql))
+    async def lanes(self) -> list[Lane]:
+        async with self.store.read() as session:
+            return list((await session.execute(select(Lane).order_by(Lane.id))).scalars())
 
-    def lane_states(self) -> list[str]:
-        return [str(row[0]).lower() for row in self.query("select state from lanes")]
+    async def lane_states(self) -> list[str]:
+        return [lane.state.value for lane in await self.lanes()]
 
-    def run_states(self) -> list[str]:
-        return [str(row[0]).lower() for row in self.query("select state from runs")]
+    async def run_states(self) -> list[str]:
+        return [run.state.value for run in await all_runs(self.store)]
+
+    async def finished(self) -> bool:
+        return await self.run_states() == ["finished"]
+
+    async def lease_pid(self) -> int | None:
+        async with self.store.read() as session:
+            held = await lease.get_lease(session)
+        return held.pid if held is not None else None
 
 
 async def _healthy(bot: BotProcess) -> bool:
@@ -107,10 +127,10 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def world(tmp_path: Path) -> AsyncIterator[World]:
+async def world(tmp_path: Path, db_url: str, config_text: str = CONFIG) -> AsyncIterator[World]:
     repo = copy_bench(tmp_path)
     config = tmp_path / "csb-bot.toml"
-    config.write_text(CONFIG)
+    config.write_text(config_text)
     standin = SlackStandin(bot_token=TOKEN)
     server = TestServer(standin.build_app(), host="127.0.0.1")
     await server.start_server()
@@ -121,7 +141,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         SLACK_BOT_TOKEN=TOKEN,
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=f"{slack_url}/api/",
-        CSB_DATABASE_URL=f"sqlite:///{tmp_path / 'bot.db'}",
+        CSB_DATABASE_URL=db_url,
         CSB_REPO=str(repo),
         CSB_HARBOR=str(HARBOR),
         CSB_CONFIG=str(config),
@@ -129,7 +149,9 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         SOURCEGRAPH_ACCESS_TOKEN="sgp_test_not_a_real_token",
         PYTHONPATH=str(ROOT),
     )
-    state = World(tmp_path, repo, tmp_path / "bot.db", env, standin, slack_url, [])
+    store = Store(db_url)
+    await store.create_tables()  # as each bot does at start; the test reads before the first one is up
+    state = World(tmp_path, repo, store, env, standin, slack_url, [])
     try:
         yield state
     finally:
@@ -139,6 +161,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
                 with suppress(subprocess.TimeoutExpired):
                     bot.proc.wait(timeout=10)
         _kill_leftover_lanes(repo)
+        await store.close()
         await server.close()
 
 
@@ -164,49 +187,162 @@ async def request_and_approve(w: World, bot: BotProcess, text: str) -> None:
         assert (await driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
 
 
-def every_lane_ran_once(w: World) -> None:
-    lanes = w.query("select task_id, role, lower(state) from lanes")
-    assert lanes and all(state in ("passed", "failed") for _, _, state in lanes), lanes
-    assert len(trial_dirs(w.repo)) == len(lanes), (
-        [str(p.relative_to(w.repo)) for p in trial_dirs(w.repo)],
-        lanes,
-    )
+async def every_lane_ran_once(w: World) -> None:
+    lanes = await w.lanes()
+    assert lanes and all(lane.state.value in ("passed", "failed") for lane in lanes), lanes
+    assert len(trial_dirs(w.repo)) == len(lanes), (trial_dirs(w.repo), lanes)
     names = sorted(path.name.rsplit("__", 1)[0] for path in trial_dirs(w.repo))
     # An MCP lane runs a copy of its task named `mcp_<task>_<6>`, as CSB's harness names it.
-    expected = sorted((task if role == "baseline" else f"mcp_{task}_")[:32] for task, role, _ in lanes)
+    expected = sorted(
+        (lane.task_id if str(lane.role) == "baseline" else f"mcp_{lane.task_id}_")[:32] for lane in lanes
+    )
     assert [name[: len(want)] for name, want in zip(names, expected, strict=True)] == expected
 
 
-async def test_kill_9_mid_run_then_restart_runs_every_lane_once(tmp_path: Path) -> None:
-    async with world(tmp_path) as w:
+async def some_finished_some_running(w: World) -> bool:
+    states = await w.lane_states()
+    return states.count("running") >= 2 and sum(s in ("passed", "failed") for s in states) >= 2
+
+
+async def test_kill_9_mid_run_then_restart_runs_every_lane_once(tmp_path: Path, db_url: str) -> None:
+    async with world(tmp_path, db_url) as w:
         first = await w.start_bot()
         await request_and_approve(w, first, "run --parallel 4")
-        await until(
-            lambda: (
-                w.lane_states().count("running") >= 2
-                and sum(s in ("passed", "failed") for s in w.lane_states()) >= 2
-            ),
-            "some lanes to finish while others run",
-        )
+        await until(lambda: some_finished_some_running(w), "some lanes to finish while others run")
         first.kill()
-        running_when_killed = w.lane_states().count("running")
+        running_when_killed = (await w.lane_states()).count("running")
         assert running_when_killed >= 1
 
         await w.start_bot()
-        await until(lambda: w.run_states() == ["finished"], "the run to finish")
-        every_lane_ran_once(w)
-        assert len(w.lane_states()) == 14  # all seven tasks of the example bench, both lanes
+        await until(w.finished, "the run to finish")
+        await every_lane_ran_once(w)
+        assert len(await w.lane_states()) == 14  # all seven tasks of the example bench, both lanes
 
 
-async def test_two_bots_on_one_database_launch_each_lane_once(tmp_path: Path) -> None:
-    async with world(tmp_path) as w:
+async def test_two_bots_on_one_database_launch_each_lane_once(tmp_path: Path, db_url: str) -> None:
+    async with world(tmp_path, db_url) as w:
         bots = [await w.start_bot(), await w.start_bot()]
-        await until(lambda: w.query("select pid from leases"), "one bot to take the lease")
-        ((holder_pid,),) = w.query("select pid from leases")
+        await until(w.lease_pid, "one bot to take the lease")
+        holder_pid = await w.lease_pid()
         holder = next(bot for bot in bots if bot.proc.pid == holder_pid)
         other = next(bot for bot in bots if bot is not holder)
         await request_and_approve(w, other, "run csb_sdlc_debug --parallel 6")
-        await until(lambda: w.run_states() == ["finished"], "the run to finish")
-        every_lane_ran_once(w)
-        assert {pid for (pid,) in w.query("select distinct pid from leases")} == {holder.proc.pid}
+        await until(w.finished, "the run to finish")
+        await every_lane_ran_once(w)
+        assert await w.lease_pid() == holder.proc.pid
         assert all(bot.proc.poll() is None for bot in bots)
+
+
+async def test_the_timer_holder_killed_mid_run_the_other_bot_finishes_every_lane_once(
+    tmp_path: Path, db_url: str
+) -> None:
+    """Two bots started together on one fresh database; the click reaches both; the one holding the
+    timers is SIGKILLed with lanes running. The other takes the lease, re-attaches the lanes the dead
+    one started (same host: by their markers), starts the rest, never more than --parallel at once,
+    and posts the report once."""
+    async with world(tmp_path, db_url) as w:
+        bots = list(await asyncio.gather(w.start_bot(), w.start_bot()))
+        await until(w.lease_pid, "one bot to take the lease")
+        holder_pid = await w.lease_pid()
+        holder = next(bot for bot in bots if bot.proc.pid == holder_pid)
+        other = next(bot for bot in bots if bot is not holder)
+        most_running = 0
+
+        async def watch_parallel() -> None:
+            nonlocal most_running
+            while True:
+                most_running = max(most_running, (await w.lane_states()).count("running"))
+                await asyncio.sleep(0.02)
+
+        watcher = asyncio.create_task(watch_parallel())
+        try:
+            async with SlackDriver(f"{holder.url}/slack/events", SECRET, w.standin, w.slack_url) as first:
+                assert (await first.slash_command(REQUESTER, "run --parallel 3")).status == 200
+            await until(lambda: w.standin.messages(CHANNEL), "the approval card")
+            card = w.standin.messages(CHANNEL)[-1]
+            await until(
+                lambda: "Approve" in str(w.standin.message(CHANNEL, card["ts"])), "the Approve button"
+            )
+            async with (
+                SlackDriver(f"{holder.url}/slack/events", SECRET, w.standin, w.slack_url) as one,
+                SlackDriver(f"{other.url}/slack/events", SECRET, w.standin, w.slack_url) as two,
+            ):  # the same click delivered to both processes at once, as a retry after a slow ack would be
+                clicks = await asyncio.gather(
+                    one.click_button(APPROVER, CHANNEL, card["ts"], "Approve"),
+                    two.click_button(APPROVER, CHANNEL, card["ts"], "Approve"),
+                )
+            assert [click.status for click in clicks] == [200, 200]
+            await until(lambda: some_finished_some_running(w), "some lanes to finish while others run")
+            holder.kill()
+            await until(lambda: _held_by(w, other), "the other bot to take the timers")
+            await until(w.finished, "the run to finish")
+        finally:
+            watcher.cancel()
+        await every_lane_ran_once(w)
+        assert len(await w.lane_states()) == 14
+        assert most_running <= 3
+        async with w.store.read() as session:
+            assert await approvals.approvers(session, 1, 1) == [APPROVER]
+
+        def reports() -> list[dict[str, Any]]:
+            return [m for m in w.standin.thread(CHANNEL, card["ts"]) if REPORT.search(str(m))]
+
+        await until(reports, "the report in the card's thread")
+        assert len(reports()) == 1
+
+
+async def _held_by(w: World, bot: BotProcess) -> bool:
+    return await w.lease_pid() == bot.proc.pid
+
+
+async def test_a_stopped_bot_lets_go_of_the_timers_at_once(tmp_path: Path, db_url: str) -> None:
+    """SIGTERM (a deploy): the bot expires its own lease before it exits, so a replica on another host
+    takes the timers at its next tick instead of waiting out the lease time (here two minutes)."""
+    async with world(tmp_path, db_url, CONFIG.replace("lease_ttl_sec = 3", "lease_ttl_sec = 120")) as w:
+        bot = await w.start_bot()
+        await until(w.lease_pid, "the bot to take the lease")
+        bot.proc.send_signal(signal.SIGTERM)
+        assert bot.proc.wait(timeout=DEADLINE) == 0
+        async with w.store.read() as session:
+            held = await lease.get_lease(session)
+        assert held is not None and held.expires_at <= datetime.now(UTC)
+
+
+async def test_the_database_away_mid_run_stops_nothing_for_good(
+    tmp_path: Path, postgres: Cluster | None
+) -> None:
+    """PostgreSQL refuses the bot's database for a while, then restarts, with lanes running. Meanwhile
+    /healthz says 503 and a command is still acked and answered; afterwards the timers resume and every
+    lane has run once, none lost and none started twice."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database()
+    async with world(tmp_path, url) as w:
+        bot = await w.start_bot()
+        await request_and_approve(w, bot, "run --parallel 4")
+        await until(lambda: some_finished_some_running(w), "some lanes to finish while others run")
+        postgres.admit(url, allowed=False)
+        try:
+            await until(lambda: _health(bot, 503), "/healthz to say the database is away")
+            async with SlackDriver(f"{bot.url}/slack/events", SECRET, w.standin, w.slack_url) as driver:
+                started = asyncio.get_running_loop().time()
+                assert (await driver.slash_command(REQUESTER, "status")).status == 200
+                assert asyncio.get_running_loop().time() - started < 3.0
+
+            def told_to_retry() -> bool:
+                return any("try again" in str(reply) for reply in w.standin.ephemerals(REQUESTER))
+
+            await until(told_to_retry, "the reply that the database is away")
+            postgres.restart()
+        finally:
+            postgres.admit(url, allowed=True)
+        await until(lambda: _health(bot, 200), "/healthz to say the database is back")
+        await until(w.finished, "the run to finish")
+        await every_lane_ran_once(w)
+        assert len(await w.lane_states()) == 14
+        assert bot.proc.poll() is None
+
+
+async def _health(bot: BotProcess, status: int) -> bool:
+    async with aiohttp.ClientSession() as session, session.get(f"{bot.url}/healthz") as response:
+        return response.status == status

@@ -5,7 +5,6 @@ a real SQLite file and the scripted Harbor stand-in as real child processes; the
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -22,8 +21,8 @@ from bot.domain.spec import RunSpec
 from bot.playground import APPROVER, OUTSIDER, REQUESTER, buttons
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args
 from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
-from bot.store import runs
-from bot.store.models import RunState
+from bot.store import audit, requests, runs
+from bot.store.models import Run, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -33,6 +32,13 @@ STAGING_APPROVER_ONLY = f"""
 anyone = false
 users = ["{APPROVER}"]
 """
+
+
+async def current_run(h: Harness, run_id: int = 1) -> Run:
+    async with h.bot.store.read() as session:
+        run = await runs.get_run(session, run_id)
+    assert run is not None
+    return run
 
 
 @asynccontextmanager
@@ -78,12 +84,10 @@ async def run_state(h: Harness, run_id: int = 1) -> RunState:
     return run.state
 
 
-def audit(tmp_path: Path, request_id: int = 1) -> list[tuple[str, str, str | None]]:
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        rows = db.execute(
-            "select action, actor, reason from audit_events where request_id = ? order by id", (request_id,)
-        )
-        return [tuple(row) for row in rows]  # type: ignore[misc]
+async def audit_trail(h: Harness, request_id: int = 1) -> list[tuple[str, str, str | None]]:
+    async with h.bot.store.read() as session:
+        events = await audit.events_for(session, request_id)
+    return [(event.action, event.actor, event.reason) for event in events]
 
 
 def labels(message: dict[str, Any]) -> list[str]:
@@ -102,10 +106,10 @@ def modal_values(mode: str, reason: str) -> dict[str, dict[str, dict[str, Any]]]
 
 
 async def test_cancel_button_asks_why_then_stops_running_lanes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
-    async with bot(tmp_path) as h:
+    async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         assert h.bot.engine.executor.running_count == 4  # two pairs at the default 4 slots
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
@@ -125,13 +129,15 @@ async def test_cancel_button_asks_why_then_stops_running_lanes(
         assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
         assert await run_state(h) is RunState.CANCELLED
         assert "cancelled run #1: wrong model" in thread_texts(h, card)
-        assert ("cancel requested", REQUESTER, "wrong model") in audit(tmp_path)
-        assert ("cancelled", "csb-bot", None) in audit(tmp_path)
+        assert ("cancel requested", REQUESTER, "wrong model") in await audit_trail(h)
+        assert ("cancelled", "csb-bot", None) in await audit_trail(h)
 
 
-async def test_modal_without_a_reason_stays_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_modal_without_a_reason_stays_open(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
-    async with bot(tmp_path) as h:
+    async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
@@ -145,9 +151,11 @@ async def test_modal_without_a_reason_stays_open(tmp_path: Path, monkeypatch: py
         await h.bot.engine.run_until_idle()
 
 
-async def test_drain_lets_running_lanes_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_drain_lets_running_lanes_finish(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CSB_STANDIN_DELAY", "0.5")
-    async with bot(tmp_path) as h:
+    async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         await h.driver.slash_command(REQUESTER, "cancel 1 --drain out of budget")
         await h.deliver()
@@ -161,14 +169,14 @@ async def test_drain_lets_running_lanes_finish(tmp_path: Path, monkeypatch: pyte
         )
         assert await run_state(h) is RunState.CANCELLED
         assert "draining run #1" in thread_texts(h, card)
-        assert ("drain requested", REQUESTER, "out of budget") in audit(tmp_path)
+        assert ("drain requested", REQUESTER, "out of budget") in await audit_trail(h)
 
 
-async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_who_may_cancel_is_policy(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
     policy = tmp_path / "policy.toml"
     policy.write_text(STAGING_APPROVER_ONLY)
-    async with bot(tmp_path, csb_config=policy) as h:
+    async with bot(tmp_path, csb_database_url=db_url, csb_config=policy) as h:
         card = await approved_run(h)
         await h.driver.click_button(OUTSIDER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
@@ -182,7 +190,7 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.Monk
         assert "say why" in no_reason
         assert h.standin.views == {}
         assert await run_state(h) is RunState.RUNNING
-        refused = [event for event in audit(tmp_path) if event[0].startswith("refused")]
+        refused = [event for event in await audit_trail(h) if event[0].startswith("refused")]
         assert [(action, actor) for action, actor, _ in refused] == [
             ("refused cancel or drain", OUTSIDER),  # the button
             ("refused drain", OUTSIDER),  # the command
@@ -194,10 +202,12 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, monkeypatch: pytest.Monk
         assert await run_state(h) is RunState.CANCELLED
 
 
-async def test_paused_run_is_resumed_by_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_paused_run_is_resumed_by_command(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     script(tmp_path, monkeypatch, {SLUG: "crash", PAGE: "crash", MERGE: "crash"})
     pause_soon = "[engine]\ninfra_pause_min_attempts = 4\ninfra_pause_rate = 0.5\n"
-    async with bot(tmp_path, config_text=STAGING_APPROVER_ONLY + pause_soon) as h:
+    async with bot(tmp_path, csb_database_url=db_url, config_text=STAGING_APPROVER_ONLY + pause_soon) as h:
         card = await approved_run(h)
         await h.bot.engine.run_until_idle()
         await h.deliver()
@@ -223,21 +233,19 @@ async def test_paused_run_is_resumed_by_command(tmp_path: Path, monkeypatch: pyt
         h.clock.advance(timedelta(minutes=15))  # past the retries' backoff
         await h.run_lanes()
         assert await run_state(h) is RunState.FINISHED
-        assert ("resumed", REQUESTER, None) in audit(tmp_path)
-        with sqlite3.connect(tmp_path / "bot.db") as db:  # the pause rule counts afresh, the notes do not
-            counts = db.execute("select infra_failures, infra_failures_total from runs").fetchone()
-        since_resume, total = counts
-        assert since_resume == 0 and total >= 4
+        assert ("resumed", REQUESTER, None) in await audit_trail(h)
+        run = await current_run(h)  # the pause rule counts afresh, the notes do not
+        assert run.infra_failures == 0 and run.infra_failures_total >= 4
         await h.driver.slash_command(REQUESTER, "resume 1")
         await h.deliver()
         assert "is finished, not paused" in h.ephemeral_texts(REQUESTER)[-1]
 
 
 async def test_rerun_failed_selects_exactly_the_failed_tasks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "error"})
-    async with bot(tmp_path) as h:
+    async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         await h.driver.slash_command(REQUESTER, "rerun 1")
         await h.deliver()
@@ -260,16 +268,14 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
         await h.deliver()
         await h.bot.engine.run_until_idle()
         assert set(await lane_states(h, 3)) == {(PAGE, "baseline"), (PAGE, "mcp")}
-        assert ("rerun requested", REQUESTER, "request #3 over 1 tasks") in audit(tmp_path)
+        assert ("rerun requested", REQUESTER, "request #3 over 1 tasks") in await audit_trail(h)
 
 
 async def rerun_tasks(h: Harness, request_id: int) -> list[str]:
-    with sqlite3.connect(h.repo.parent / "bot.db") as db:
-        spec_json, rerun_of = db.execute(
-            "select spec_json, rerun_of from run_requests where id = ?", (request_id,)
-        ).fetchone()
-    assert rerun_of == 1
-    spec = RunSpec.model_validate_json(spec_json)
+    async with h.bot.store.read() as session:
+        request = await requests.get_request(session, request_id)
+    assert request is not None and request.rerun_of == 1
+    spec = RunSpec.model_validate_json(request.spec_json)
     assert spec.params.selection_file and (h.repo / spec.params.selection_file).is_file()
     return [task.task_id for task in spec.tasks]
 

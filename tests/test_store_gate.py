@@ -1,16 +1,20 @@
-"""The gate's store guards on a real SQLite file: an approval holds exactly the revision it was
-clicked for, and database errors that mean "busy or away" are told apart from bugs."""
+"""The gate's store guards on a real database (SQLite and PostgreSQL): an approval holds exactly the
+revision it was clicked for, a double click counts once, and database errors that mean "busy or away"
+are told apart from bugs."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from interleave import overlapping_writes
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import audit, requests
+from bot.store import approvals, audit, requests
 from bot.store.availability import unavailable
 from bot.store.db import Store
 from bot.store.models import RequestState, RunRequest
@@ -18,8 +22,8 @@ from bot.store.models import RequestState, RunRequest
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-async def open_store(tmp_path: Path) -> Store:
-    store = Store(f"sqlite:///{tmp_path / 'gate.db'}")
+async def open_store(db_url: str) -> Store:
+    store = Store(db_url)
     await store.create_tables()
     async with store.write() as session:
         await requests.create_request(
@@ -31,8 +35,8 @@ async def open_store(tmp_path: Path) -> Store:
     return store
 
 
-async def test_an_approval_holds_only_the_revision_it_was_clicked_for(tmp_path: Path) -> None:
-    store = await open_store(tmp_path)
+async def test_an_approval_holds_only_the_revision_it_was_clicked_for(db_url: str) -> None:
+    store = await open_store(db_url)
     async with store.write() as session:
         assert await requests.hold_revision(session, 1, 1)
     async with store.write() as session:  # an Edit commits before the approval's transaction
@@ -58,7 +62,7 @@ async def test_an_approval_holds_only_the_revision_it_was_clicked_for(tmp_path: 
 
 
 async def test_a_locked_database_is_unavailable_and_a_broken_query_is_not(tmp_path: Path) -> None:
-    store = await open_store(tmp_path)
+    store = await open_store(f"sqlite:///{tmp_path / 'gate.db'}")
     holder = sqlite3.connect(tmp_path / "gate.db", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
@@ -74,4 +78,18 @@ async def test_a_locked_database_is_unavailable_and_a_broken_query_is_not(tmp_pa
         async with store.read() as session:
             await session.execute(text("select nope from nowhere"))
     assert not unavailable(broken.value)
+    await store.close()
+
+
+async def test_a_double_click_reaching_two_processes_counts_once(db_url: str) -> None:
+    """Both deliveries of one click insert the approval before either commits: the unique key lets
+    the first count and the second report "already approved", never an IntegrityError."""
+    store = await open_store(db_url)
+
+    def approve(session: AsyncSession) -> Awaitable[bool]:
+        return approvals.add_approval(session, 1, 1, "U0BOB", NOW)
+
+    assert await overlapping_writes(store, approve, approve) == (True, False)
+    async with store.read() as session:
+        assert await approvals.approvers(session, 1, 1) == ["U0BOB"]
     await store.close()

@@ -99,6 +99,20 @@ def trial_reward(data: Mapping[str, Any]) -> float | None:
     return float(value)
 
 
+# How a lane with no process in sight and no result past its time limit is told (see `lost_with_host`).
+NO_RESULT_IN_TIME = "no trial result after"
+
+
+def lost_with_host(outcome: TrialOutcome, host: str) -> TrialOutcome:
+    """A lane started on another host that left no result within its time limit: that host (or the bot
+    process there) is taken for dead, and the lane for lost with it: an infrastructure failure, so it is
+    retried, not counted as the task's timeout."""
+    if outcome.status is not LaneStatus.TIMEOUT or not (outcome.reason or "").startswith(NO_RESULT_IN_TIME):
+        return outcome
+    reason = f"lost with its host {host}: {outcome.reason}"
+    return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+
+
 def classify_missing(
     *, exit_code: int | None, age: timedelta, timeout: timedelta, log_tail: str = ""
 ) -> TrialOutcome:
@@ -109,7 +123,7 @@ def classify_missing(
     if exit_code is None:
         if age < timeout:
             return TrialOutcome(status=LaneStatus.RUNNING)
-        reason = f"no trial result after {_duration(age)} (limit {_duration(timeout)})"
+        reason = f"{NO_RESULT_IN_TIME} {_duration(age)} (limit {_duration(timeout)})"
         return TrialOutcome(status=LaneStatus.TIMEOUT, reason=reason)
     reason = f"harbor exited {exit_code} without a trial result"
     evidence = infra_evidence(None, log_tail) or _last_line(log_tail)

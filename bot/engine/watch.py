@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.results import lane_outcome
 from bot.csb.task_copy import copy_path, remove_copy
+from bot.domain.classify import lost_with_host
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
@@ -50,7 +51,9 @@ class Watcher:
         clock: Clock,
         config: EngineConfig,
         redact: Redactor | None = None,
+        host: str | None = None,
     ) -> None:
+        self._host = host  # lanes recorded on another host are judged by their files alone
         self._store = store
         self._executor = executor
         self._repo = repo
@@ -163,6 +166,12 @@ class Watcher:
     def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
         """Judged by the job folder this attempt named (`--job-name`); a lane started by an older
         version, without one, by searching its jobs dir. Once the process has ended its task copy goes."""
+        assert lane.started_at is not None
+        outcome = self._outcome(lane, exit_code, now)
+        elsewhere = self._host is not None and lane.host not in (None, self._host)
+        return lost_with_host(outcome, lane.host or "") if elsewhere and exit_code is None else outcome
+
+    def _outcome(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
         assert lane.started_at is not None
         job_dir = attempt_job_dir(self._repo, lane)
         own_job = job_dir.is_dir() or exit_code is not None

@@ -9,15 +9,16 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import Account
+from bot.store.upsert import insert
 
 
 async def ensure_accounts(session: AsyncSession, homes: Sequence[str]) -> None:
     """Add rows for homes seen for the first time; rows of homes that went away are left alone."""
-    known = set((await session.execute(select(Account.home))).scalars())
-    for home in homes:
-        if home not in known:
-            session.add(Account(home=home))
-    await session.flush()
+    if not homes:
+        return
+    rows = [{"home": home, "turn": 0} for home in dict.fromkeys(homes)]
+    statement = insert(session, Account).values(rows)
+    await session.execute(statement.on_conflict_do_nothing(index_elements=["home"]))
 
 
 async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datetime) -> list[Account]:

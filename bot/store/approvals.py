@@ -8,22 +8,21 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import Approval
+from bot.store.upsert import insert
 
 
 async def add_approval(
     session: AsyncSession, request_id: int, revision: int, user_id: str, now: datetime
 ) -> bool:
-    """False when this person already approved this revision (a double click counts once)."""
-    existing = await session.execute(
-        select(Approval.id).where(
-            Approval.request_id == request_id, Approval.revision == revision, Approval.user_id == user_id
-        )
+    """False when this person already approved this revision: a double click counts once, even when
+    its two deliveries reach two bot processes at the same moment (the unique key decides)."""
+    statement = (
+        insert(session, Approval)
+        .values(request_id=request_id, revision=revision, user_id=user_id, at=now)
+        .on_conflict_do_nothing(index_elements=["request_id", "revision", "user_id"])
+        .returning(Approval.id)
     )
-    if existing.first() is not None:
-        return False
-    session.add(Approval(request_id=request_id, revision=revision, user_id=user_id, at=now))
-    await session.flush()
-    return True
+    return (await session.execute(statement)).first() is not None
 
 
 async def approvers(session: AsyncSession, request_id: int, revision: int) -> list[str]:

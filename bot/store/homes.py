@@ -9,14 +9,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.states import RequestState, RunState
 from bot.store.models import HomeViewer, Run, RunRequest
+from bot.store.upsert import insert
 
 
 async def add_viewer(session: AsyncSession, user_id: str, now: datetime) -> None:
-    viewer = await session.get(HomeViewer, user_id)
-    if viewer is None:
-        session.add(HomeViewer(user_id=user_id, opened_at=now))
-    else:
-        viewer.opened_at = now
+    """Note (or refresh) who opened the tab; two processes handling two openings agree by the key."""
+    statement = insert(session, HomeViewer).values(user_id=user_id, opened_at=now)
+    await session.execute(
+        statement.on_conflict_do_update(index_elements=["user_id"], set_={"opened_at": now})
+    )
 
 
 async def viewers(session: AsyncSession) -> list[str]:

@@ -5,19 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import delete
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import SeenInteraction
+from bot.store.upsert import insert
 
 
 async def first_sight(session: AsyncSession, key: str, now: datetime) -> bool:
     """True for the first process to record `key`; an insert that skips a conflict decides it, so two
     processes handling the same replay at once agree on which one goes ahead."""
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     statement = (
-        insert(SeenInteraction)
+        insert(session, SeenInteraction)
         .values(key=key, seen_at=now)
         .on_conflict_do_nothing(index_elements=["key"])
         .returning(SeenInteraction.key)

@@ -1,7 +1,8 @@
 """Lanes: claimed, started, stopped and settled by the engine, each change a guarded UPDATE.
 
-Batches (many lanes claimed or settled in one tick) are one statement each (a claim runs it with many
-parameter sets), every row still guarded on the state it must be in.
+Batches (many lanes claimed or settled in one tick) are one UPDATE whose per-lane values are chosen by
+the lane's id, each row still guarded on the state it must be in; RETURNING says which rows moved (a
+driver's row count of a statement run with many parameter sets is not to be trusted: asyncpg has none).
 """
 
 from __future__ import annotations
@@ -116,31 +117,38 @@ class LaneClaim:
 
 
 async def claim_lanes(session: AsyncSession, claims: Sequence[LaneClaim], *, now: datetime, host: str) -> int:
-    """Queued → running for many lanes in one statement (executemany); returns how many moved."""
+    """Queued → running for many lanes in one statement; returns how many moved (the rest were taken)."""
     if not claims:
         return 0
     lanes = Lane.__table__.c  # type: ignore[attr-defined]
     statement = (
         update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id == bindparam("b_id"), lanes.state == LaneStatus.QUEUED)
+        .where(lanes.id.in_([c.lane_id for c in claims]), lanes.state == LaneStatus.QUEUED)
         .values(
             state=LaneStatus.RUNNING,
             started_at=now,
             finished_at=None,
             attempt=lanes.attempt + 1,
-            account=bindparam("b_account"),
+            account=_by_id(lanes, {c.lane_id: c.account for c in claims}, lanes.account),
             host=host,
-            marker=bindparam("b_marker"),
+            marker=_by_id(lanes, {c.lane_id: c.marker for c in claims}, lanes.marker),
             pid=None,
             exit_code=None,
             stop_kind=None,
             stop_sent_at=None,
             killed_at=None,
         )
+        .returning(lanes.id)
     )
-    params = [{"b_id": c.lane_id, "b_account": c.account, "b_marker": c.marker} for c in claims]
-    result = await session.execute(statement, params)
-    return int(result.rowcount)
+    return len((await session.execute(statement)).all())
+
+
+def _by_id(lanes: Any, values: Mapping[int, Any], column: Any) -> Any:
+    """`CASE id WHEN … THEN …`: one lane's own value in a statement that updates many."""
+    return case(
+        *((lanes.id == lane_id, literal(value, column.type)) for lane_id, value in values.items()),
+        else_=column,
+    )
 
 
 async def record_pids(session: AsyncSession, pids: Mapping[int, int]) -> None:
@@ -172,21 +180,19 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
     if not ends:
         return set()
     lanes = Lane.__table__.c  # type: ignore[attr-defined]
-    by_id = {end.lane_id: end for end in ends}
 
-    def per_lane(column: Any, value: Callable[[LaneEnd], object]) -> Any:
-        whens = {lane_id: literal(value(end), type_=column.type) for lane_id, end in by_id.items()}
-        return case(whens, value=lanes.id)
+    def each(column: Any, value: Callable[[LaneEnd], Any]) -> Any:
+        return _by_id(lanes, {end.lane_id: value(end) for end in ends}, column)
 
     statement = (
         update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id.in_(list(by_id)), lanes.state == LaneStatus.RUNNING)
+        .where(lanes.id.in_([end.lane_id for end in ends]), lanes.state == LaneStatus.RUNNING)
         .values(
-            state=per_lane(lanes.state, lambda end: end.outcome.status),
-            reward=per_lane(lanes.reward, lambda end: end.outcome.reward),
-            exception_type=per_lane(lanes.exception_type, lambda end: end.outcome.exception_type),
-            reason=per_lane(lanes.reason, lambda end: end.outcome.reason),
-            exit_code=per_lane(lanes.exit_code, lambda end: end.exit_code),
+            state=each(lanes.state, lambda end: end.outcome.status),
+            reward=each(lanes.reward, lambda end: end.outcome.reward),
+            exception_type=each(lanes.exception_type, lambda end: end.outcome.exception_type),
+            reason=each(lanes.reason, lambda end: end.outcome.reason),
+            exit_code=each(lanes.exit_code, lambda end: end.exit_code),
             finished_at=now,
         )
         .returning(lanes.id)

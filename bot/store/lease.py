@@ -75,6 +75,10 @@ async def release(session: AsyncSession, holder: str, now: datetime, name: str =
 
 
 async def holds(session: AsyncSession, holder: str, now: datetime, name: str = ENGINE_LEASE) -> bool:
-    """The fence: state changes that start processes check this in their own transaction."""
-    lease = await get_lease(session, name)
+    """The fence: state changes that start processes check this in their own transaction. The row is
+    read FOR SHARE (PostgreSQL; SQLite's write lock already covers it), so a successor's takeover waits
+    until that transaction has committed and then sees everything it did."""
+    lease = (
+        await session.execute(select(Lease).where(Lease.name == name).with_for_update(read=True))
+    ).scalar_one_or_none()
     return lease is not None and lease.holder == holder and lease.expires_at > now

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Column, UniqueConstraint
+from sqlalchemy import Column, Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import RequestState, RunState  # the states and their moves: bot/domain/states.py
-from bot.store.types import UTCDateTime
+from bot.store.types import UTCDateTime, enum_type
 
 
 def _time(nullable: bool = False) -> Column[datetime]:
@@ -36,11 +36,15 @@ class OutboxState(StrEnum):
     DEAD = "dead"
 
 
+# The predicate of the outbox's partial unique index, as a literal: ON CONFLICT must repeat it exactly.
+ONE_PENDING_WHERE = "state = 'pending'"
+
+
 class RunRequest(SQLModel, table=True):
     __tablename__ = "run_requests"
 
     id: int | None = Field(default=None, primary_key=True)
-    state: RequestState = Field(default=RequestState.PENDING, index=True)
+    state: RequestState = Field(default=RequestState.PENDING, index=True, sa_type=enum_type(RequestState))
     spec_json: str
     spec_hash: str
     requester: str
@@ -79,7 +83,7 @@ class Run(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     request_id: int = Field(foreign_key="run_requests.id", unique=True)
-    state: RunState = Field(default=RunState.QUEUED, index=True)
+    state: RunState = Field(default=RunState.QUEUED, index=True, sa_type=enum_type(RunState))
     run_dir: str
     model: str
     parallel: int
@@ -112,7 +116,7 @@ class Lane(SQLModel, table=True):
     role: str
     config: str
     mcp_type: str
-    state: LaneStatus = Field(default=LaneStatus.QUEUED, index=True)
+    state: LaneStatus = Field(default=LaneStatus.QUEUED, index=True, sa_type=enum_type(LaneStatus))
     timeout_sec: int
     jobs_dir: str
     log_path: str
@@ -164,13 +168,23 @@ class Lease(SQLModel, table=True):
 
 class OutboxItem(SQLModel, table=True):
     __tablename__ = "outbox"
+    # One pending row per message: writers in two processes meet here (`INSERT … ON CONFLICT`).
+    __table_args__ = (
+        Index(
+            "uq_outbox_pending_target",
+            "target",
+            unique=True,
+            sqlite_where=text(ONE_PENDING_WHERE),
+            postgresql_where=text(ONE_PENDING_WHERE),
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     # The message this row renders, e.g. "card:12". It is the idempotency key carried in the message's
     # metadata, so a post whose answer was lost can be found instead of posted twice.
     target: str = Field(index=True)
-    kind: OutboxKind
-    state: OutboxState = Field(default=OutboxState.PENDING, index=True)
+    kind: OutboxKind = Field(sa_type=enum_type(OutboxKind))
+    state: OutboxState = Field(default=OutboxState.PENDING, index=True, sa_type=enum_type(OutboxState))
     request_id: int | None = Field(default=None, foreign_key="run_requests.id")
     run_id: int | None = Field(default=None, foreign_key="runs.id")
     text: str | None = None  # only for EPHEMERAL rows; the other kinds render from the tables

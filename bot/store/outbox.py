@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import outbox_keys
-from bot.store.models import OutboxItem, OutboxKind, OutboxState, RunRequest
+from bot.store.models import ONE_PENDING_WHERE, OutboxItem, OutboxKind, OutboxState, RunRequest
 from bot.store.runs import request_id_of
+from bot.store.upsert import insert
 
 # Kinds whose send renders the current state (an edit or a publish), so sending again is harmless.
 REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME})
@@ -35,26 +37,28 @@ async def enqueue(
     is bumped, so a send already under way, which read the older state, leaves the row pending for one
     more render instead of retiring it. Posts are never re-sent that way: they would appear twice.
     """
-    is_pending = (OutboxItem.target == target) & (OutboxItem.state == OutboxState.PENDING)
-    pending = (await session.execute(select(OutboxItem.id).where(is_pending))).first()
-    if pending is not None:
-        if kind in REDRAWN_KINDS:
-            bump = update(OutboxItem).where(OutboxItem.id == pending[0])
-            await session.execute(bump.values(generation=OutboxItem.generation + 1))
-        return
-    session.add(
-        OutboxItem(
-            target=target,
-            kind=kind,
-            request_id=request_id,
-            run_id=run_id,
-            text=text,
-            response_url=response_url,
-            user_id=user_id,
-            next_attempt_at=now,
-            created_at=now,
-        )
+    row = insert(session, OutboxItem).values(
+        target=target,
+        kind=kind,
+        state=OutboxState.PENDING,
+        request_id=request_id,
+        run_id=run_id,
+        text=text,
+        response_url=response_url,
+        user_id=user_id,
+        attempts=0,
+        generation=0,
+        next_attempt_at=now,
+        created_at=now,
     )
+    # The partial unique index (one pending row per target) is where two writers meet.
+    conflict = {"index_elements": ["target"], "index_where": sql_text(ONE_PENDING_WHERE)}
+    if kind in REDRAWN_KINDS:
+        generation = OutboxItem.__table__.c.generation  # type: ignore[attr-defined]
+        statement = row.on_conflict_do_update(**conflict, set_={"generation": generation + 1})
+    else:
+        statement = row.on_conflict_do_nothing(**conflict)
+    await session.execute(statement)
 
 
 async def due(session: AsyncSession, now: datetime, limit: int = 50, after_id: int = 0) -> list[OutboxItem]:

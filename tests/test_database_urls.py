@@ -1,0 +1,55 @@
+"""CSB_DATABASE_URL: SQLite or PostgreSQL (asyncpg), and a password never shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from bot.settings import DatabaseSettings, Settings
+from bot.store.db import async_url, display_url
+
+SECRET_URL = "postgresql+asyncpg://csb:hunter2-secret@db.internal:5432/csb"
+
+
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("sqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        ("postgresql://csb:pw@db/csb", "postgresql+asyncpg://csb:pw@db/csb"),
+        ("postgres://csb:pw@db/csb", "postgresql+asyncpg://csb:pw@db/csb"),
+        (SECRET_URL, SECRET_URL),
+    ],
+)
+def test_the_bot_always_talks_to_the_database_async(given: str, used: str) -> None:
+    assert async_url(given) == used
+
+
+def test_a_url_shown_has_its_password_masked() -> None:
+    assert display_url(SECRET_URL) == "postgresql+asyncpg://csb:***@db.internal:5432/csb"
+
+
+def test_postgresql_is_accepted_and_its_password_is_not_in_the_settings_repr(tmp_path: Path) -> None:
+    settings = Settings(
+        slack_bot_token="xoxb-x", slack_signing_secret="s", csb_database_url=SECRET_URL, csb_repo=tmp_path
+    )
+    assert settings.csb_database_url == SECRET_URL
+    assert "hunter2" not in repr(settings) and "hunter2" not in str(settings)
+    assert settings.database_for_display() == "postgresql+asyncpg://csb:***@db.internal:5432/csb"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://csb:hunter2-secret@db/csb", "not mysql"),
+        ("postgresql+psycopg2://csb:hunter2-secret@db/csb", "not postgresql+psycopg2"),
+        ("postgresql+asyncpg://csb:hunter2-secret@/csb", "names the host and the database"),
+        ("not a url", "not a database URL"),
+    ],
+)
+def test_other_urls_are_refused_without_repeating_them(url: str, message: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        DatabaseSettings(csb_database_url=url)
+    (error,) = refused.value.errors()
+    assert message in error["msg"] and "hunter2" not in error["msg"]
