@@ -9,6 +9,7 @@ from harness import CHANNEL, running_bot
 from store_reads import request_count
 from test_e2e_run import card_text, labels, request_card
 
+from bot.domain.mrkdwn import escape
 from bot.playground import REQUESTER
 from bot.store import requests
 from bot.store.models import RequestState
@@ -108,7 +109,8 @@ async def test_dry_run_shows_the_plan_and_requests_nothing(tmp_path: Path, db_ur
         assert "BASELINE_MCP_TYPE=none" in reply and "BASELINE_MCP_TYPE=sourcegraph_full" in reply
         assert "--agent-import-path agents.claude_baseline_agent:BaselineClaudeCodeAgent" in reply
         assert "--timeout-multiplier 10 --job-name" in reply and "INSTRUCTION_VARIANT=mcp " in reply
-        assert "--jobs-dir 'runs/staging/csb_sdlc_fix_haiku_<time>_<run>/mcp-remote-direct'" in reply
+        jobs_dir = "--jobs-dir 'runs/staging/csb_sdlc_fix_haiku_<time>_<run>/mcp-remote-direct'"
+        assert escape(jobs_dir) in reply  # escaped for Slack, which shows `<time>`
         assert "*Preflight*" in reply and "every task folder is present" in reply
         assert "SOURCEGRAPH_ACCESS_TOKEN is set" in reply
         assert "could not be approved" not in reply

@@ -29,11 +29,13 @@ _SPOILER = f"""\
 import json, os, pathlib, subprocess, sys
 code = subprocess.call([{str(HARBOR)!r}, *sys.argv[1:]])
 args = sys.argv[1:]
-task = pathlib.Path(args[args.index("--path") + 1]).name
+folder = pathlib.Path(args[args.index("--path") + 1]).name
+# An MCP lane runs a copy named `mcp_<task>_<6>`; its trial folder is named after the copy.
+task = folder.split("_", 1)[1].rsplit("_", 1)[0] if folder.startswith(("mcp_", "bl_")) else folder
 jobs = pathlib.Path(args[args.index("--jobs-dir") + 1])
 lane = "baseline" if os.environ.get("BASELINE_MCP_TYPE") == "none" else "mcp"
 how = json.loads(os.environ["CSB_TEST_SPOIL"]).get(f"{{task}}/{{lane}}")
-for result in jobs.glob(f"*/{{task[:20]}}*__*/result.json"):
+for result in jobs.glob(f"*/{{folder[:20]}}*__*/result.json"):
     text = result.read_text()
     if how == "deep":
         text = '{{"task_name": "x", "a": ' + "[" * 100000 + "]" * 100000 + "}}"

@@ -244,6 +244,9 @@ async def test_a_button_value_that_is_no_row_id_gets_the_stale_button_reply(
         real = await record_real_requests(h)
         click = next(decode(body, FORM) for body, _kind in real if "block_actions" in body)
         click["actions"][0]["value"] = value
+        click["actions"][0]["action_ts"] = (
+            "1700000000.000001"  # a new click, not a replay of the recorded one
+        )
         before = len(h.ephemeral_texts(APPROVER))
         response, elapsed = await timed(h.driver.post(form(click), FORM))
         assert response.status == 200 and elapsed < QUICK

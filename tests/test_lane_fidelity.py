@@ -380,7 +380,7 @@ async def test_a_missing_dockerfile_variant_blocks_approval_naming_the_task(tmp_
             in shown
         )
         assert labels(card) == ["Reject", "Edit"]
-        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1")
+        await h.driver.click(APPROVER, CHANNEL, card["ts"], "approval.approve", value="1:1")
         await h.deliver()
         assert "Approve is refused" in h.ephemeral_texts(APPROVER)[-1]
         artifact = await request_card(

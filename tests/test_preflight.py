@@ -308,12 +308,12 @@ async def test_account_health_for_accounts_command(repo: Path) -> None:
         ("augment-local-direct", {"AUGMENT_SESSION_AUTH": "s"}, None),
     ],
 )
-def test_each_mcp_type_needs_its_own_credentials(
+async def test_each_mcp_type_needs_its_own_credentials(
     repo: Path, full_config: str, env: dict[str, str], blocked: str | None
 ) -> None:
     """As CSB's harness: Augment and GitHub lanes need their own credentials, not Sourcegraph's."""
     spec = _spec(repo, suite="csb_sdlc_design", full_config=full_config)
-    finding = _finding(_preflight(repo, spec, env=env), PreflightCheck.SOURCEGRAPH_TOKEN)
+    finding = _finding(await _preflight(repo, spec, env=env), PreflightCheck.SOURCEGRAPH_TOKEN)
     if blocked is None:
         assert not finding.blocking and finding.message.endswith("is set")
     else:

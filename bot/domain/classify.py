@@ -94,9 +94,11 @@ def trial_reward(data: Mapping[str, Any]) -> float | None:
     value = rewards.get("reward")
     if value is None:
         value = rewards.get("score")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None  # `inf` or `nan` must never reach the statistics
-    return float(value)
+    try:
+        reward = float(value)  # as CSB's tool casts: `True` is 1.0, "0.9" is 0.9
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return reward if math.isfinite(reward) else None  # `inf` or `nan` must never reach the statistics
 
 
 # How a lane with no process in sight and no result past its time limit is told (see `lost_with_host`).
