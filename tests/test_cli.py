@@ -286,8 +286,10 @@ def test_help_of_serve_and_playground_shows_the_defaults(tmp_path: Path, command
 def test_make_playground_passes_port_and_host_on(tmp_path: Path) -> None:
     """`make playground PORT=3100 HOST=0.0.0.0` runs the playground there (dry run: nothing installed)."""
     result = subprocess.run(
-        ["make", "-n", "-B", "playground", "PORT=3100", "HOST=0.0.0.0"],
+        ["make", "--no-print-directory", "-n", "-B", "playground", "PORT=3100", "HOST=0.0.0.0"],
         cwd=ROOT,
+        # Not a sub-make of `make test`: its flags would add "Leaving directory" lines.
+        env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")},
         capture_output=True,
         text=True,
         timeout=60,
