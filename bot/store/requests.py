@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.states import RequestState, check_request_move
@@ -39,11 +39,7 @@ async def decide(
     check_request_move(RequestState.PENDING, to)
     result = await session.execute(
         update(RunRequest)
-        .where(
-            RunRequest.id == request_id,
-            RunRequest.state == RequestState.PENDING,
-            RunRequest.revision == revision,
-        )
+        .where(*_pending_at(request_id, revision))
         .values(state=to, decided_by=actor, decided_at=now, reason=reason)
     )
     return result.rowcount == 1
@@ -58,11 +54,7 @@ async def hold_revision(session: AsyncSession, request_id: int, revision: int) -
     """
     result = await session.execute(
         update(RunRequest)
-        .where(
-            RunRequest.id == request_id,
-            RunRequest.state == RequestState.PENDING,
-            RunRequest.revision == revision,
-        )
+        .where(*_pending_at(request_id, revision))
         .values(revision=revision)
         .returning(RunRequest.id)
     )
@@ -83,11 +75,7 @@ async def revise(
     """A new revision of a pending request; approvals of older revisions no longer count."""
     result = await session.execute(
         update(RunRequest)
-        .where(
-            RunRequest.id == request_id,
-            RunRequest.state == RequestState.PENDING,
-            RunRequest.revision == revision,
-        )
+        .where(*_pending_at(request_id, revision))
         .values(
             revision=revision + 1,
             spec_json=spec_json,
@@ -133,3 +121,12 @@ async def mark_reminded(session: AsyncSession, request_id: int, now: datetime) -
 
 async def set_card_ts(session: AsyncSession, request_id: int, ts: str) -> None:
     await session.execute(update(RunRequest).where(RunRequest.id == request_id).values(card_ts=ts))
+
+
+def _pending_at(request_id: int, revision: int) -> tuple[ColumnElement[bool], ...]:
+    """The guard of every change a click makes to a request: still pending, still at the revision seen."""
+    return (
+        RunRequest.id == request_id,
+        RunRequest.state == RequestState.PENDING,
+        RunRequest.revision == revision,
+    )
