@@ -31,6 +31,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and benchmarks
+
+from engine_kit import run_until_idle  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.command import lane_command  # noqa: E402
@@ -179,7 +182,7 @@ async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db")
     config = EngineConfig(global_slots=PARALLEL)
     engine = build_engine(store, launch_config(root, repo, harbor), config, SystemClock(), eager=False)
     start = time.perf_counter()
-    await engine.run_until_idle()
+    await run_until_idle(engine)
     wall = time.perf_counter() - start
     passed = await passed_once(store, run_id)
     await store.close()
@@ -265,7 +268,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _postgres() -> Any:
-    sys.path.insert(0, str(ROOT / "tests"))
     from postgres_cluster import Cluster, server_bin
 
     bin_dir = server_bin()

@@ -55,6 +55,9 @@ from bot.store.models import Lane, OutboxItem, OutboxState
 from bot.wiring import Bot, build_bot
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and benchmarks
+from engine_kit import kill_all  # noqa: E402
+
 STANDIN_HARBOR = ROOT / "configs" / "example-bench" / "bin" / "harbor"
 EVAL_MATRIX = ROOT / "configs" / "example-bench" / "configs" / "eval_matrix.json"
 TOKEN = "xoxb-bench-token"
@@ -304,7 +307,7 @@ async def run(root: Path, args: argparse.Namespace, standin: SlackStandin) -> Ou
     finally:
         if bot is not None:
             if bot.engine.executor.running_count:
-                bot.engine.executor.kill_all()
+                await kill_all(bot.engine, bot.store)
             await bot.engine.executor.wait_all()
             await bot.engine.shutdown()
         if bot_server is not None:

@@ -19,12 +19,16 @@ from bot.csb.catalog import Catalog
 from bot.domain.clock import ManualClock
 from bot.domain.spec import Category, RunParams
 from bot.engine import Engine, LaunchConfig, build_engine
+from bot.engine.engine import GATHER_QUIET
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import runs
 from bot.store.db import Store
+from bot.store.lanes import running_lanes
 from bot.store.models import Lane, RequestState, Run, RunRequest
 
+# How long `run_until_idle` gathers the exits of one wave of lanes before the next tick.
+GATHER_LONGEST = 0.02
 TRIAL = re.compile(r".+__[A-Za-z0-9]{7}$")
 # Quick retries and stops, so tests move the clock by seconds, not minutes.
 FAST = {"retry_backoff_sec": 10, "retry_backoff_cap_sec": 40, "cancel_grace_sec": 5, "lease_ttl_sec": 20}
@@ -155,9 +159,28 @@ async def engine_kit(
         yield kit
     except BaseException:
         for engine in kit.engines:
-            engine.executor.kill_all()  # a failed test must not wait for lanes that hang by design
+            await kill_all(engine, store)  # a failed test must not wait for lanes that hang by design
         raise
     finally:
         for engine in kit.engines:
             await engine.executor.wait_all()
         await store.close()
+
+
+async def run_until_idle(engine: Engine) -> None:
+    """Tick until nothing is running or startable, as no timer would: lanes' exits drive the ticks."""
+    while True:
+        await engine.tick()
+        if engine.executor.running_count == 0:
+            await engine.tick()
+            if engine.executor.running_count == 0:
+                return
+        await engine.executor.wait_any(quiet=GATHER_QUIET, longest=GATHER_LONGEST)
+
+
+async def kill_all(engine: Engine, store: Store) -> None:
+    """Kill every lane the database says is running (a test that failed midway; never on a shutdown)."""
+    async with store.read() as session:
+        running = await running_lanes(session)
+    for lane in running:
+        await engine.executor.kill(lane)

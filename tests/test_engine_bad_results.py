@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import engine_kit, run_until_idle
 from harness import HARBOR
 
 from bot.domain.outcome import LaneStatus
@@ -59,7 +59,7 @@ async def test_bad_results_end_only_their_own_lane(tmp_path: Path, db_url: str, 
         spoil = {f"{SLUG}/baseline": "deep", f"{PAGE}/mcp": bad, f"{MERGE}/baseline": "huge"}
         kit.env["CSB_TEST_SPOIL"] = json.dumps(spoil)
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
 
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         for key in [(SLUG, "baseline"), (PAGE, "mcp"), (MERGE, "baseline")]:
@@ -97,7 +97,7 @@ async def test_a_suite_file_turned_hostile_voids_its_queued_run_and_the_tick_goe
         assert (await kit.run(hostile_id)).state.value == "cancelled"
         suite_file.write_text(healthy)
         other = await kit.approve("csb_sdlc_debug", parallel=2)
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         assert (await kit.run(other)).state.value == "finished"
 
 
@@ -113,7 +113,7 @@ async def test_a_lane_reason_quoting_its_log_never_keeps_a_secret(tmp_path: Path
         kit.env["SOURCEGRAPH_ACCESS_TOKEN"] = "sgp_lane_secret_value"
         engine = kit.new_engine()  # built with the environment its lanes inherit, token included
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
-        await engine.run_until_idle()
+        await run_until_idle(engine)
         reasons = [lane.reason or "" for lane in await kit.lanes(run_id)]
         assert reasons and all("harbor exited 3 without a trial result" in reason for reason in reasons)
         assert all("auth failed for token [redacted] (401)" in reason for reason in reasons), reasons

@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import engine_kit, run_until_idle
 
 from bot.csb.task_copy import copy_path
 from bot.domain.outcome import LaneStatus
@@ -85,13 +85,14 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url
         assert not stale.exists()
         by_key = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         hanging = by_key["csv-quoting-debug-001", "mcp"]
-        assert hanging.state is LaneStatus.RUNNING and new.executor.is_tracked(hanging.id or 0)  # re-attached
+        assert hanging.state is LaneStatus.RUNNING
+        assert (await new.executor.observe([hanging]))[hanging.id or 0].running  # re-attached
         assert by_key["retry-backoff-debug-001", "baseline"].state is LaneStatus.PASSED  # its result was read
         lost = [by_key["lru-cache-eviction-debug-001", role] for role in ("baseline", "mcp")]
         assert all(lane.attempt == 2 and lane.state is LaneStatus.RUNNING for lane in lost)  # started again
 
         kit.clock.advance(timedelta(seconds=hanging.timeout_sec))
-        await new.run_until_idle()  # the attached lane is stopped by its pid, as a timeout
+        await run_until_idle(new)  # the attached lane is stopped by its pid, as a timeout
         states = await kit.states(run_id)
         assert states["csv-quoting-debug-001", "mcp"] == "timeout"
         assert (await kit.run(run_id)).state is RunState.FINISHED
@@ -115,7 +116,7 @@ async def test_lanes_of_a_dead_host_are_waited_for_then_retried_as_lost(tmp_path
         assert {by_id[lane.id].host for lane in first_pair} == {"dead-host"}
 
         kit.clock.advance(timedelta(seconds=max(lane.timeout_sec for lane in first_pair) + 1))
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         by_id = {lane.id: lane for lane in await kit.lanes(run_id)}
         for lane in first_pair:
             again = by_id[lane.id]

@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import engine_kit, kill_all, run_until_idle
 
 from bot.domain.outcome import LaneStatus
 from bot.store.models import Lane, RunState
@@ -41,7 +41,7 @@ async def test_a_refused_reconciliation_is_retried_and_lost_lanes_run_again(tmp_
         await old.tick()  # one pair starts and hangs
         started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         assert len(started) == 2
-        old.executor.kill_all()  # the bot and its lanes die together (a reboot): nothing is left running
+        await kill_all(old, kit.store)  # the bot and its lanes die together (a reboot)
         await old.executor.wait_all()
 
         _sql(db, _FAULT + "INSERT INTO write_fault VALUES (1);")
@@ -61,9 +61,9 @@ async def test_a_refused_reconciliation_is_retried_and_lost_lanes_run_again(tmp_
             assert again[lane.id].attempt == 2, again[lane.id]  # queued again and started anew
             assert again[lane.id].infra_failures == 0  # a lost process is not the lane's failure
 
-        await new.run_until_idle()
+        await run_until_idle(new)
         kit.clock.advance(timedelta(seconds=max(lane.timeout_sec for lane in started) + 1))
-        await new.run_until_idle()
+        await run_until_idle(new)
         states = await kit.states(run_id)
         assert "timeout" not in states.values(), states
         assert set(states.values()) <= {"passed", "failed"}, states

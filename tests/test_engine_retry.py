@@ -13,11 +13,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, make_accounts
+from engine_kit import engine_kit, make_accounts, run_until_idle
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
-from bot.engine.executor import LaneLaunch, LocalExecutor
+from bot.engine.executor import LaneLaunch
+from bot.engine.local_executor import LocalExecutor
 from bot.store import accounts, outbox
 from bot.store.models import OutboxKind, RunState
 
@@ -31,7 +32,7 @@ async def test_only_infrastructure_failures_are_retried(tmp_path: Path, db_url: 
     async with engine_kit(tmp_path, url=db_url, retry_limit=2, sessions_per_account=3) as kit:
         kit.script({f"{SLUG}/mcp": "ratelimit", f"{PAGE}/baseline": "crash", f"{MERGE}/mcp": "error"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         assert lanes[SLUG, "mcp"].state is LaneStatus.QUEUED  # waiting out its backoff
         assert lanes[PAGE, "baseline"].state is LaneStatus.QUEUED
@@ -45,12 +46,12 @@ async def test_only_infrastructure_failures_are_retried(tmp_path: Path, db_url: 
 
         kit.script({})  # the infrastructure recovers
         kit.clock.advance(timedelta(seconds=9))
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         states = await kit.states(run_id)
         assert states[SLUG, "mcp"] == "queued"  # backoff (10 s) not over yet
 
         kit.clock.advance(timedelta(seconds=1))
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         assert lanes[SLUG, "mcp"].state is LaneStatus.PASSED and lanes[SLUG, "mcp"].attempt == 2
         assert lanes[SLUG, "mcp"].account != limited  # the rested account is not used
@@ -67,9 +68,9 @@ async def test_retries_give_up_after_the_limit(tmp_path: Path, db_url: str) -> N
     async with engine_kit(tmp_path, url=db_url, retry_limit=1, infra_pause_min_attempts=100) as kit:
         kit.script({f"{SLUG}/baseline": "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         kit.clock.advance(timedelta(seconds=10))
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         crashed = lanes[SLUG, "baseline"]
         assert crashed.state is LaneStatus.ERRORED and crashed.attempt == 2
@@ -81,7 +82,7 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
     async with engine_kit(tmp_path, url=db_url, infra_pause_min_attempts=4, infra_pause_rate=0.5) as kit:
         kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         run = await kit.run(run_id)
         assert run.state is RunState.PAUSED
         assert re.fullmatch(r"([4-6]) of \1 lane attempts failed on infrastructure", run.paused_reason or "")
@@ -92,7 +93,7 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
         attempts = {lane.id: lane.attempt for lane in await kit.lanes(run_id)}
         assert set(attempts.values()) <= {0, 1}
         kit.clock.advance(timedelta(minutes=5))
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         assert {lane.id: lane.attempt for lane in await kit.lanes(run_id)} == attempts  # nothing new started
 
 
@@ -112,7 +113,7 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path
         assert hanging.state is LaneStatus.RUNNING
         assert hanging.timeout_sec == (2 * 120 + 360 + 600 + 2 * 600) * 10 + 300
         kit.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         states = await kit.states(run_id)
         assert states[SLUG, "mcp"] == "timeout"
         assert states[SLUG, "baseline"] == "passed"
@@ -143,7 +144,7 @@ async def test_sigkill_after_the_grace_period(tmp_path: Path, db_url: str) -> No
         )
         kit.clock.advance(timedelta(seconds=1))
         await kit.engine.tick()  # SIGKILL
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         lanes = await kit.lanes(run_id)
         assert [lane.state for lane in lanes] == [LaneStatus.TIMEOUT, LaneStatus.TIMEOUT]
         assert all(lane.killed_at is not None and lane.exit_code == -9 for lane in lanes)
@@ -153,10 +154,10 @@ async def test_lanes_take_sigint_even_when_the_bot_was_started_ignoring_it(tmp_p
     """Under nohup or as a background job the bot inherits SIGINT ignored; its lanes must not."""
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        executor = LocalExecutor()
+        executor = LocalExecutor(tmp_path, "this-host")
         probe = "import signal; print(signal.getsignal(signal.SIGINT))"
         log = tmp_path / "probe.log"
-        await executor.start(LaneLaunch(1, [sys.executable, "-c", probe], tmp_path, dict(os.environ), log))
+        await executor.start([LaneLaunch(1, [sys.executable, "-c", probe], tmp_path, dict(os.environ), log)])
         await executor.wait_all()
         assert "default_int_handler" in log.read_text()
     finally:
@@ -171,14 +172,16 @@ async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Pat
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
         await kit.engine.tick()
         executor = kit.engine.executor
-        started = [lane.id or 0 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         assert len(started) == 2
-        for lane_id in started:
-            executor.interrupt(lane_id)
-        assert [executor.exit_code(lane_id) for lane_id in started] == [None, None]  # held, not yet sent
-        while any(executor.exit_code(lane_id) is None for lane_id in started):
+        for lane in started:
+            await executor.interrupt(lane)
+        seen = await executor.observe(started)
+        assert [look.running for look in seen.values()] == [True, True]  # held, not yet sent
+        while any(look.running for look in seen.values()):
             await executor.wait_any()
-        assert [executor.exit_code(lane_id) for lane_id in started] == [130, 130]
+            seen = await executor.observe(started)
+        assert [look.exit_code for look in seen.values()] == [130, 130]
         logs = [path.read_text() for path in (kit.repo / "runs").rglob(f"{SLUG}.log")]
         assert len(logs) == 2 and all("interrupted by SIGINT" in log for log in logs)
 
@@ -195,7 +198,7 @@ async def test_a_run_with_nothing_left_to_hold_back_finishes_instead_of_pausing(
     ) as kit:
         kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await kit.engine.run_until_idle()
+        await run_until_idle(kit.engine)
         assert (await kit.run(run_id)).state is RunState.FINISHED
         assert {lane.state for lane in await kit.lanes(run_id)} == {LaneStatus.ERRORED}
         async with kit.store.read() as session:

@@ -26,7 +26,7 @@ from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import STARTABLE_RUN_STATES
 from bot.engine.accounts import AccountPicker, AccountPool, usable
-from bot.engine.executor import LaneLaunch, LocalExecutor
+from bot.engine.executor import Executor, LaneLaunch
 from bot.engine.lane_launch import LaneLauncher, LaunchConfig
 from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
@@ -60,7 +60,7 @@ class Dispatcher:
     def __init__(
         self,
         store: Store,
-        executor: LocalExecutor,
+        executor: Executor,
         launch: LaunchConfig,
         clock: Clock,
         config: EngineConfig,
@@ -102,14 +102,15 @@ class Dispatcher:
             if not isinstance(launch, LaneLaunch)
         ]
         started = 0
-        pids = await self._executor.start_many([launch for _, launch in ready])
+        pids = await self._executor.start([launch for _, launch in ready])
         for (claim, _), pid in zip(ready, pids, strict=True):
             if isinstance(pid, InfraError):
                 log.warning("lane %s could not start: %s", claim.lane.id, pid)
                 failures.append((claim, str(pid)))
-            else:
+                continue
+            if pid is not None:
                 self._unrecorded[claim.lane.id or 0] = pid
-                started += 1
+            started += 1
         if failures:
             async with self._store.write() as session:
                 endings = [self._fail_to_start(claim, reason) for claim, reason in failures]

@@ -19,7 +19,7 @@ from bot.domain.clock import Clock
 from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
-from bot.engine.executor import LocalExecutor
+from bot.engine.executor import Executor
 from bot.engine.lease import LeaseKeeper
 from bot.engine.pinning import LaunchPins
 from bot.engine.reconcile import Reconciler
@@ -28,11 +28,10 @@ from bot.store.db import Store
 
 log = logging.getLogger(__name__)
 
-# After a lane exits, wait this long for more exits (at most GATHER_LONGEST) before ticking: the
-# lanes of one wave end within milliseconds of each other, and one tick for all of them is far
-# cheaper than one each, at a cost of a few milliseconds of a 0.2 s-or-longer lane.
+# After a lane exits, wait this long for more exits before ticking: the lanes of one wave end within
+# milliseconds of each other, and one tick for all of them is far cheaper than one each, at a cost of
+# a few milliseconds of a 0.2 s-or-longer lane.
 GATHER_QUIET = 0.004
-GATHER_LONGEST = 0.02
 
 
 class Engine:
@@ -45,10 +44,10 @@ class Engine:
         reconciler: Reconciler,
         pins: LaunchPins,
         lease: LeaseKeeper,
-        executor: LocalExecutor,
+        executor: Executor,
         after_batch: AfterBatchRunner,
         *,
-        eager: bool = True,
+        eager: bool,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -126,16 +125,6 @@ class Engine:
             except Exception:
                 log.exception("engine tick after a lane exit failed")
                 return
-
-    async def run_until_idle(self) -> None:
-        """Tick until nothing is running or startable: for tests and benchmarks, never a timer."""
-        while True:
-            await self.tick()
-            if self.executor.running_count == 0:
-                await self.tick()
-                if self.executor.running_count == 0:
-                    return
-            await self.executor.wait_any(quiet=GATHER_QUIET, longest=GATHER_LONGEST)
 
     async def shutdown(self) -> None:
         """Let go of the lease (lanes keep running; the next holder reconciles them)."""

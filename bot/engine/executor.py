@@ -1,37 +1,29 @@
-"""The local executor: each lane is one Harbor child process in its own process group.
+"""What runs a lane: the one interface the engine, the reconciliation and the tests know an executor by.
 
-Output goes to the lane's log file (never a pipe to the bot, so a chatty Harbor cannot stall us), and
-the exit code is collected by a waiter task so the engine's tick only reads a dict. Processes found
-after a restart are attached by pid: they are not our children, so they are polled, not awaited.
+A lane attempt is claimed in the database first (`running`, with its marker and host), then handed to
+the executor as a `LaneLaunch`. From then on the engine asks the executor, once per tick and for all
+lanes at once, what became of them (`observe`); it judges an ended lane by its files under `runs/`,
+which every executor writes to the same place (`log_path`). Stopping stays the watcher's decision:
+`interrupt` once (the lane may tear down its sandbox), `kill` when the grace period is over. After a
+restart the reconciliation hands the executor the lanes the database says are running (`adopt`).
+
+An executor finds a lane by what the database holds of it: the local one by the marker in the process
+environment (pid and host recorded for people and for the host check), another by an id derived from
+the attempt (`job_name(run, lane, attempt)`), so nothing beyond the lane row is stored for it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import os
-import signal
-import subprocess
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from bot.domain.errors import InfraError
-from bot.engine.processes import process_alive
+from bot.store.models import Lane
 
-log = logging.getLogger(__name__)
-
-# Exit code recorded for a lane whose process ended unobserved (attached after a restart, or lost).
+# Exit code recorded for a lane whose end the executor did not see (adopted after a restart, or lost).
 EXIT_UNKNOWN = -1
-_POLL_SECONDS = 0.05
-SPAWN_THREADS = 4  # how often `wait_any` looks at attached processes, which cannot be awaited
-# Harbor is a Python program, and CPython can lose a SIGINT that lands while its interpreter starts
-# (measured here: 1 of 200 signals sent in a child's first 40 ms was never seen). Such a lane would run
-# on until SIGKILL, skipping its teardown, so a lane younger than this gets its SIGINT at this age.
-SIGINT_NOT_BEFORE = 2.0
 
 
 @dataclass(frozen=True)
@@ -43,199 +35,86 @@ class LaneLaunch:
     log_path: Path
 
 
-class LocalExecutor:
-    def __init__(self) -> None:
-        self._procs: dict[int, subprocess.Popen[bytes]] = {}
-        self._exits: dict[int, int] = {}
-        self._attached: dict[int, int | None] = {}  # lane id → pid (None: already gone when found)
-        self._pending: dict[int, asyncio.Future[None]] = {}  # resolved when the lane's process exits
-        self._spawned_at: dict[int, float] = {}  # lane id → monotonic time its process was started
-        self._unseen_exits = 0  # exits since `wait_any` last returned
-        self._spawner = ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="lane-spawn")
-        _let_lanes_take_sigint()
-        self.on_exit: Callable[[], None] | None = None
+@dataclass(frozen=True)
+class Seen:
+    """One lane as its executor sees it: running, ended with `exit_code`, or not its own to see.
 
-    async def start(self, launch: LaneLaunch) -> int:
-        """Spawn the lane and return its pid; an unstartable executable is an InfraError."""
-        return self._track(launch.lane_id, _spawn(launch))
+    `elsewhere` names where a lane the executor cannot see runs (another host): it is judged by its
+    files alone and, with no result within its time limit, taken for lost with that place."""
 
-    async def start_many(self, launches: Sequence[LaneLaunch]) -> list[int | InfraError]:
-        """Spawn several lanes at once, a few forks in parallel (each waits for its child's exec)."""
-        loop = asyncio.get_running_loop()
-        spawned = await asyncio.gather(
-            *(loop.run_in_executor(self._spawner, _spawn, launch) for launch in launches),
-            return_exceptions=True,
-        )
-        results: list[int | InfraError] = []
-        for launch, proc in zip(launches, spawned, strict=True):
-            if isinstance(proc, InfraError | OSError):
-                results.append(proc if isinstance(proc, InfraError) else InfraError(str(proc)))
-            elif isinstance(proc, BaseException):
-                raise proc
-            else:
-                results.append(self._track(launch.lane_id, proc))
-        return results
+    known: bool
+    exit_code: int | None = None
+    elsewhere: str | None = None
 
-    def _track(self, lane_id: int, proc: subprocess.Popen[bytes]) -> int:
-        self._procs[lane_id] = proc
-        self._spawned_at[lane_id] = time.monotonic()
-        self._pending[lane_id] = asyncio.get_running_loop().create_future()
-        self._watch_exit(lane_id, proc)
-        return proc.pid
+    @property
+    def running(self) -> bool:
+        return self.known and self.exit_code is None
 
-    def _watch_exit(self, lane_id: int, proc: subprocess.Popen[bytes]) -> None:
-        """A pidfd becomes readable when the child exits (Linux); elsewhere a thread waits for it."""
-        loop = asyncio.get_running_loop()
-        try:
-            fd = os.pidfd_open(proc.pid)
-        except (AttributeError, OSError):
-            task = loop.create_task(asyncio.to_thread(proc.wait))
-            task.add_done_callback(lambda done: self._exited(lane_id, done.result()))
-            return
 
-        def reap() -> None:
-            code = proc.poll()
-            if code is not None:
-                loop.remove_reader(fd)
-                os.close(fd)
-                self._exited(lane_id, code)
+RUNNING = Seen(known=True)
+UNSEEN = Seen(known=False)
 
-        loop.add_reader(fd, reap)
 
-    def _exited(self, lane_id: int, code: int) -> None:
-        self._exits[lane_id] = code
-        self._unseen_exits += 1
-        pending = self._pending.pop(lane_id, None)
-        if pending is not None and not pending.done():
-            pending.set_result(None)
-        if self.on_exit is not None:
-            self.on_exit()
+def ended(exit_code: int) -> Seen:
+    return Seen(known=True, exit_code=exit_code)
 
-    def attach(self, lane_id: int, pid: int | None) -> None:
-        """Watch a lane process this bot did not spawn (found by its marker after a restart)."""
-        self._attached[lane_id] = pid
 
-    def is_tracked(self, lane_id: int) -> bool:
-        return lane_id in self._procs or lane_id in self._attached
+@dataclass(frozen=True)
+class Adopted:
+    """What `adopt` found of the lanes a previous bot process left running.
 
-    def exit_code(self, lane_id: int) -> int | None:
-        """The exit code once the process has ended, else None; EXIT_UNKNOWN for an attached one."""
-        if lane_id in self._attached:
-            pid = self._attached[lane_id]
-            return None if pid is not None and process_alive(pid) else EXIT_UNKNOWN
-        return self._exits.get(lane_id)
+    `running`: alive, watched again (lane id → the pid to record, None when the executor has none);
+    `ended`: gone, now known to the executor as ended (`EXIT_UNKNOWN`) so the watcher judges their
+    files, unless the reconciliation finds them lost and `forget`s them; `elsewhere`: not this
+    executor's to see (left to their files and time limit)."""
+
+    running: dict[int, int | None] = field(default_factory=dict)
+    ended: list[int] = field(default_factory=list)
+    elsewhere: list[int] = field(default_factory=list)
+
+
+class Executor(Protocol):
+    """Runs lane attempts. Every method takes lanes the database says are running; none writes it."""
+
+    on_exit: Callable[[], None] | None  # called when a lane is seen to end between ticks, if ever
+
+    async def start(self, launches: Sequence[LaneLaunch]) -> list[int | InfraError | None]:
+        """Start several lanes at once; per lane the pid to record (None: none), or why it could not start."""
+        ...
+
+    async def observe(self, lanes: Collection[Lane]) -> dict[int, Seen]:
+        """One batched look at all these lanes (lane id → `Seen`): one call per tick, never one per lane."""
+        ...
+
+    async def interrupt(self, lane: Lane) -> None:
+        """Ask the lane to stop and tear down (SIGINT to Harbor); the watcher `kill`s it after the grace."""
+        ...
+
+    async def kill(self, lane: Lane) -> None:
+        """End the lane now: its grace period is over."""
+        ...
+
+    async def adopt(self, lanes: Sequence[Lane]) -> Adopted:
+        """Find again the lanes a previous bot process left running (after a restart or a takeover)."""
+        ...
+
+    def log_path(self, lane: Lane) -> Path:
+        """The lane's log file, whose last lines give the reasons in the report."""
+        ...
 
     def forget(self, lane_id: int) -> None:
-        self._procs.pop(lane_id, None)
-        self._exits.pop(lane_id, None)
-        self._attached.pop(lane_id, None)
-        self._spawned_at.pop(lane_id, None)
-
-    def interrupt(self, lane_id: int) -> None:
-        """SIGINT the lane's process group so Harbor can tear down containers and sandboxes; a lane
-        still starting gets it once it is `SIGINT_NOT_BEFORE` seconds old (see there why)."""
-        spawned_at = self._spawned_at.get(lane_id)
-        wait = 0.0 if spawned_at is None else spawned_at + SIGINT_NOT_BEFORE - time.monotonic()
-        if wait > 0:
-            asyncio.get_running_loop().call_later(wait, self._signal, lane_id, signal.SIGINT)
-            return
-        self._signal(lane_id, signal.SIGINT)
-
-    def kill(self, lane_id: int) -> None:
-        """SIGKILL the lane's process group: the grace period is over."""
-        self._signal(lane_id, signal.SIGKILL)
-
-    def _signal(self, lane_id: int, signum: signal.Signals) -> None:
-        """Only processes we track are signalled: a pid from the database may be another host's."""
-        target = self.pid(lane_id)
-        if target is None or self.exit_code(lane_id) is not None:
-            return
-        try:
-            os.killpg(target, signum)
-        except ProcessLookupError:
-            log.info("lane %s: process group %s already gone", lane_id, target)
-        except PermissionError:
-            log.warning("lane %s: not allowed to signal process group %s", lane_id, target)
-
-    def kill_all(self) -> None:
-        """SIGKILL every live lane this executor tracks (tests that fail midway; never on a shutdown)."""
-        for lane_id in [*self._procs, *self._attached]:
-            self.kill(lane_id)
-
-    def pid(self, lane_id: int) -> int | None:
-        if lane_id in self._procs:
-            return self._procs[lane_id].pid
-        return self._attached.get(lane_id)
-
-    async def wait_all(self) -> None:
-        """Wait until every started process has exited (tests and shutdown)."""
-        if self._pending:
-            await asyncio.gather(*list(self._pending.values()))
-
-    async def wait_any(self, *, quiet: float = 0.0, longest: float = 0.0) -> None:
-        """Wait until at least one running process exits (attached ones are polled).
-
-        Returns at once when a process exited since the last call returned (say, during a tick). With
-        `quiet`, keeps gathering exits until none came for `quiet` seconds (at most `longest`), so the
-        lanes of one wave are settled and refilled in one tick.
-        """
-        if not self._unseen_exits:
-            await self._first_exit()
-        loop = asyncio.get_running_loop()
-        until = loop.time() + longest
-        while quiet and self._pending and loop.time() < until:
-            done, _ = await asyncio.wait(
-                list(self._pending.values()), timeout=quiet, return_when=asyncio.FIRST_COMPLETED
-            )
-            if not done:
-                break
-        self._unseen_exits = 0
-
-    async def _first_exit(self) -> None:
-        polled = any(self.exit_code(lane_id) is None for lane_id in self._attached)
-        if self._pending:
-            await asyncio.wait(
-                list(self._pending.values()),
-                timeout=_POLL_SECONDS if polled else None,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-        elif polled:
-            await asyncio.sleep(_POLL_SECONDS)
+        """Let go of a lane whose ending was written (or that the reconciliation queued again)."""
+        ...
 
     @property
     def running_count(self) -> int:
-        spawned = sum(1 for lane_id in self._procs if lane_id not in self._exits)
-        return spawned + sum(1 for lane_id in self._attached if self.exit_code(lane_id) is None)
+        """Lanes started or adopted here and not yet seen to end."""
+        ...
 
+    async def wait_any(self, *, quiet: float = 0.0, longest: float = 0.0) -> None:
+        """Return once a lane may have ended; with `quiet`, gather the exits of a wave."""
+        ...
 
-def _spawn(launch: LaneLaunch) -> subprocess.Popen[bytes]:
-    """Fork/exec one lane with its output appended to its log file (not a pipe to the bot)."""
-    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(launch.log_path, "ab") as log_file:
-        try:
-            return subprocess.Popen(  # a plain fork/exec: cheaper than asyncio's, no thread per child
-                list(launch.argv),
-                cwd=launch.cwd,
-                env=dict(launch.env),
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group, so a stop reaches Harbor's children
-            )
-        except (FileNotFoundError, PermissionError) as exc:
-            raise InfraError(f"cannot start harbor ({launch.argv[0]}): {exc.strerror}") from exc
-
-
-def _let_lanes_take_sigint() -> None:
-    """A bot started with SIGINT ignored (nohup, a background job) would pass that on to every lane,
-    and Harbor would ignore the SIGINT meant to let it tear down. A caught signal is reset to its
-    default by exec, so the bot catches SIGINT instead (and still does nothing with it)."""
-    if (
-        signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        and threading.current_thread() is threading.main_thread()
-    ):
-        signal.signal(signal.SIGINT, _ignore)
-
-
-def _ignore(_signum: int, _frame: object) -> None:
-    return None
+    async def wait_all(self) -> None:
+        """Wait until every lane started here has ended (shutdown of a test or benchmark)."""
+        ...

@@ -1,4 +1,7 @@
-"""Build the engine from its parts: one executor, one lease, one account pool per bot process."""
+"""Build the engine from its parts: one executor, one lease, one account pool per bot process.
+
+This is the one module that names a concrete executor; everything else knows it as `Executor`.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ from bot.engine.accounts import account_pool
 from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
-from bot.engine.executor import LocalExecutor
+from bot.engine.executor import Executor
 from bot.engine.lane_launch import LaunchConfig
 from bot.engine.lease import LeaseKeeper
+from bot.engine.local_executor import LocalExecutor
 from bot.engine.pinning import LaunchPins
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
@@ -27,14 +31,19 @@ def build_engine(
     """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves)."""
     home = launch.base_env.get("HOME") or str(Path.home())
     pool = account_pool(config, home)
-    executor = LocalExecutor()
     lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
+    executor = build_executor(launch, lease.claimant.host)
     dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant)
     redact = Redactor.from_env(launch.base_env)
-    watcher = Watcher(store, executor, launch.repo, clock, config, redact, host=lease.claimant.host)
-    reconciler = Reconciler(store, executor, launch.repo, lease.claimant.host, clock)
+    watcher = Watcher(store, executor, launch.repo, clock, config, redact)
+    reconciler = Reconciler(store, executor, launch.repo, clock)
     pins = LaunchPins(store, Catalog(launch.repo), clock)
     after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock)
     return Engine(
         store, clock, dispatcher, watcher, reconciler, pins, lease, executor, after_batch, eager=eager
     )
+
+
+def build_executor(launch: LaunchConfig, host: str) -> Executor:
+    """The executor lanes run on: Harbor child processes of this bot, on this host."""
+    return LocalExecutor(launch.repo, host)

@@ -1,11 +1,12 @@
 """After a restart (or a takeover of the lease), account for every lane the database says is running.
 
-- its process is alive (found by the marker in its environment): attached and watched by pid;
-- its process is gone but its trial result.json is there: attached as ended, so the watcher
-  classifies it like any other; it is never started again;
-- its process is gone and left no result (or was never spawned: the bot died between the claim and
-  the spawn): queued again, at once, without counting as an infrastructure failure;
-- it runs on another host: left to be judged by its result file and time limit.
+The executor finds them (`Executor.adopt`; the local one by the marker in each process's environment):
+- still running: watched again;
+- gone but its trial result.json is there (or it was being stopped): known to the executor as ended,
+  so the watcher classifies it like any other; it is never started again;
+- gone and left no result (or was never started: the bot died between the claim and the start):
+  queued again, at once, without counting as an infrastructure failure;
+- not the executor's to see (another host): left to be judged by its result file and time limit.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from pathlib import Path
 
 from bot.csb.task_copy import copy_path, remove_copy
 from bot.domain.clock import Clock
-from bot.engine.executor import LocalExecutor
+from bot.engine.executor import Executor
 from bot.engine.job_index import attempt_result
-from bot.engine.processes import find_marked, markers_supported, process_alive
 from bot.store import lanes, outbox
 from bot.store.db import Store
 from bot.store.models import Lane
@@ -31,69 +31,47 @@ LOST_REASON = "its process was lost while the bot was down; queued again"
 
 @dataclass(frozen=True)
 class Reconciled:
-    attached: int = 0  # live processes watched again
-    ended: int = 0  # processes gone, results to read
+    attached: int = 0  # live lanes watched again
+    ended: int = 0  # gone, results to read
     requeued: int = 0  # gone without a result: queued again
     elsewhere: int = 0  # on another host
 
 
 class Reconciler:
-    def __init__(self, store: Store, executor: LocalExecutor, repo: Path, host: str, clock: Clock) -> None:
+    def __init__(self, store: Store, executor: Executor, repo: Path, clock: Clock) -> None:
         self._store = store
         self._executor = executor
         self._repo = repo
-        self._host = host
         self._clock = clock
 
     async def reconcile(self) -> Reconciled:
         async with self._store.read() as session:
-            running = [
-                lane
-                for lane in await lanes.running_lanes(session)
-                if not self._executor.is_tracked(lane.id or 0)
-            ]
+            running = await lanes.running_lanes(session)
+        known = await self._executor.observe(running)
+        running = [lane for lane in running if not known[lane.id or 0].known]
         if not running:
             return Reconciled()
-        mine = [lane for lane in running if lane.host in (None, self._host)]
-        found, results = await asyncio.to_thread(self._look, mine)
-        pids: dict[int, int] = {}
-        lost: list[Lane] = []
-        for lane in mine:
-            lane_id = lane.id or 0
-            pid = found.get(lane.marker or "")
-            if pid is not None:
-                self._executor.attach(lane_id, pid)
-                pids[lane_id] = pid
-            elif lane_id in results or lane.stop_kind is not None:
-                self._executor.attach(lane_id, None)  # the watcher reads its result, or ends the stop
-            else:
-                lost.append(lane)
+        adopted = await self._executor.adopt(running)
+        ended = set(adopted.ended)
+        gone = [lane for lane in running if lane.id in ended]
+        lost = await asyncio.to_thread(self._lost, gone)
+        for lane in lost:
+            self._executor.forget(lane.id or 0)  # queued again below, never judged
+        pids = {lane_id: pid for lane_id, pid in adopted.running.items() if pid is not None}
         await self._record(pids, lost)
         await asyncio.to_thread(_remove_copies, lost)
         report = Reconciled(
-            attached=len(pids),
-            ended=len(mine) - len(pids) - len(lost),
+            attached=len(adopted.running),
+            ended=len(gone) - len(lost),
             requeued=len(lost),
-            elsewhere=len(running) - len(mine),
+            elsewhere=len(adopted.elsewhere),
         )
         log.info("reconciled running lanes: %s", report)
         return report
 
-    def _look(self, lanes: list[Lane]) -> tuple[dict[str, int], set[int]]:
-        """Live processes by marker, and the lanes without one that left a trial result (worker thread)."""
-        found = find_marked({lane.marker for lane in lanes if lane.marker})
-        if not markers_supported():  # no /proc: fall back on the recorded pid
-            found.update(
-                {
-                    lane.marker: lane.pid
-                    for lane in lanes
-                    if lane.marker and lane.pid and process_alive(lane.pid)
-                }
-            )
-        results = {
-            lane.id or 0 for lane in lanes if lane.marker not in found and attempt_result(self._repo, lane)
-        }
-        return found, results
+    def _lost(self, gone: list[Lane]) -> list[Lane]:
+        """Gone lanes that left no trial result and were not being stopped (worker thread: it reads files)."""
+        return [lane for lane in gone if lane.stop_kind is None and not attempt_result(self._repo, lane)]
 
     async def _record(self, pids: dict[int, int], lost: list[Lane]) -> None:
         now = self._clock.now()

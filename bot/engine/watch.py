@@ -20,7 +20,7 @@ from bot.domain.classify import lost_with_host
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
-from bot.engine.executor import LocalExecutor
+from bot.engine.executor import Executor
 from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.settle import Ending, apply, decide
@@ -34,11 +34,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Ended:
-    """A lane whose process ended (or that no process of ours runs), and then its judged outcome."""
+    """A lane whose process ended (or that the executor cannot see), and then its judged outcome."""
 
     lane: Lane
     run_state: RunState
-    exit_code: int | None  # None: no process we can see (another host); judged by its files alone
+    exit_code: int | None  # None: nothing the executor can see; judged by its files alone
+    elsewhere: str | None = None  # where such a lane runs, if the executor knows (another host)
     outcome: TrialOutcome | None = None
 
 
@@ -46,38 +47,39 @@ class Watcher:
     def __init__(
         self,
         store: Store,
-        executor: LocalExecutor,
+        executor: Executor,
         repo: Path,
         clock: Clock,
         config: EngineConfig,
-        redact: Redactor | None = None,
-        host: str | None = None,
+        redact: Redactor,
     ) -> None:
-        self._host = host  # lanes recorded on another host are judged by their files alone
         self._store = store
         self._executor = executor
         self._repo = repo
         self._clock = clock
         self._config = config
         self._jobs = JobIndex()
-        self._redact = redact or Redactor()  # a lane's reason may quote its log, which may print a secret
+        self._redact = redact  # a lane's reason may quote its log, which may print a secret
 
     async def observe(self) -> list[Ended]:
-        """The running lanes whose process ended; live ones are stopped when they must be."""
+        """The running lanes that ended (one look at the executor for all); live ones are stopped when
+        they must be."""
         now = self._clock.now()
         async with self._store.read() as session:
             running = await lanes.running_lanes_with_run_state(session)
+        if not running:
+            return []
+        seen = await self._executor.observe([lane for lane, _ in running])
         ended: list[Ended] = []
         for lane, run_state in running:
             assert lane.id is not None
-            tracked = self._executor.is_tracked(lane.id)
-            exit_code = self._executor.exit_code(lane.id) if tracked else None
-            if tracked and exit_code is None:
+            look = seen[lane.id]
+            if look.running:
                 await self._police(lane, run_state, now)
                 continue
-            if not tracked and run_state is RunState.CANCELLING and lane.stop_sent_at is None:
+            if not look.known and run_state is RunState.CANCELLING and lane.stop_sent_at is None:
                 await self._note_stop(lane.id, STOP_CANCEL, now)  # not ours to signal: wait, then write off
-            ended.append(Ended(lane, run_state, exit_code))
+            ended.append(Ended(lane, run_state, look.exit_code, look.elsewhere))
         return ended
 
     async def judge(self, ended: list[Ended]) -> list[Ended]:
@@ -117,11 +119,11 @@ class Watcher:
             kind = self._stop_kind(lane, run_state, now)
             if kind is None:
                 return
-            self._executor.interrupt(lane.id)
+            await self._executor.interrupt(lane)
             await self._note_stop(lane.id, kind, now)
             log.info("lane %s: SIGINT (%s)", lane.id, kind)
         elif lane.killed_at is None and now - lane.stop_sent_at >= self._grace:
-            self._executor.kill(lane.id)
+            await self._executor.kill(lane)
             async with self._store.write() as session:
                 await lanes.note_killed(session, lane.id, now)
             log.warning("lane %s: SIGKILL after a %s grace period", lane.id, self._grace)
@@ -145,31 +147,31 @@ class Watcher:
     def _judge_all(self, ended: list[Ended], now: datetime) -> list[Ended]:
         self._jobs.new_batch()
         return [
-            Ended(item.lane, item.run_state, item.exit_code, self._judge_one(item.lane, item.exit_code, now))
+            Ended(item.lane, item.run_state, item.exit_code, item.elsewhere, self._judge_one(item, now))
             for item in ended
         ]
 
-    def _judge_one(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+    def _judge_one(self, item: Ended, now: datetime) -> TrialOutcome:
         """One lane's files, whatever they hold, must not stop the tick for every other lane and run:
         a failure to judge them ends this lane alone, as errored, and is logged with its traceback.
         The reason may quote Harbor's log, so it is redacted of the bot's secrets before it is kept."""
         try:
-            outcome = self._judge(lane, exit_code, now)
+            outcome = self._judge(item, now)
         except Exception as exc:
-            log.exception("lane %s: its result files could not be judged", lane.id)
+            log.exception("lane %s: its result files could not be judged", item.lane.id)
             reason = f"its result files could not be read: {type(exc).__name__}: {exc}"[:300]
             return TrialOutcome(status=LaneStatus.ERRORED, reason=self._redact(reason), infra=True)
         if outcome.reason is None:
             return outcome
         return outcome.model_copy(update={"reason": self._redact(outcome.reason)})
 
-    def _judge(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
+    def _judge(self, item: Ended, now: datetime) -> TrialOutcome:
         """Judged by the job folder this attempt named (`--job-name`); a lane started by an older
         version, without one, by searching its jobs dir. Once the process has ended its task copy goes."""
-        assert lane.started_at is not None
-        outcome = self._outcome(lane, exit_code, now)
-        elsewhere = self._host is not None and lane.host not in (None, self._host)
-        return lost_with_host(outcome, lane.host or "") if elsewhere and exit_code is None else outcome
+        outcome = self._outcome(item.lane, item.exit_code, now)
+        if item.elsewhere is not None and item.exit_code is None:
+            return lost_with_host(outcome, item.elsewhere)
+        return outcome
 
     def _outcome(self, lane: Lane, exit_code: int | None, now: datetime) -> TrialOutcome:
         assert lane.started_at is not None
@@ -184,7 +186,7 @@ class Watcher:
             started_at=lane.started_at,
             now=now,
             timeout=timedelta(seconds=lane.timeout_sec),
-            log_path=self._repo / lane.log_path,
+            log_path=self._executor.log_path(lane),
             job_dir=job_dir if own_job else None,
         )
         if exit_code is not None and lane.marker:
