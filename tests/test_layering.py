@@ -241,3 +241,53 @@ def test_relative_and_slack_imports_are_found() -> None:
     ]
     source = "from bot.slack.notifier import Notifier\nimport slack_sdk.models\nimport slacker"
     assert [u.line for u in slack_imports(source)] == [1, 1, 2]
+
+
+# -- the executor ------------------------------------------------------------------------------------
+
+# Only these may name the local executor: the rest of bot/ knows it as `bot.engine.executor.Executor`.
+LOCAL_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/local_executor.py"})
+# Finding and signalling lane processes: the local executor's business alone in the engine (CSB's
+# preflight scripts are the bot's own children, stopped by csb/).
+LANE_PROCESS_CALLS = frozenset({"find_marked", "markers_supported", "killpg"})
+LANE_PROCESS_HANDLERS = frozenset({"engine/local_executor.py", "engine/processes.py"})
+
+
+def names_used(source: str, file: str = "<source>") -> Iterator[Use]:
+    """Every name, attribute and imported module or member, as written."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name):
+            yield Use(file, node.lineno, node.id)
+        elif isinstance(node, ast.Attribute):
+            yield Use(file, node.lineno, node.attr)
+    yield from imports(source, file)
+
+
+def _named(wanted: Callable[[str], bool], allowed: frozenset[str], under: str = ".") -> list[str]:
+    return [
+        str(use)
+        for path in sorted((BOT / under).rglob("*.py"))
+        if str(path.relative_to(BOT)) not in allowed
+        for use in names_used(path.read_text(), str(path.relative_to(BOT)))
+        if wanted(use.what)
+    ]
+
+
+def _is_local_executor(name: str) -> bool:
+    return name.split(".")[-1] in {"LocalExecutor", "local_executor"}
+
+
+def test_only_the_factory_names_the_local_executor() -> None:
+    assert _named(_is_local_executor, LOCAL_EXECUTOR_NAMERS) == []
+
+
+def test_only_the_local_executor_finds_and_signals_lane_processes() -> None:
+    found = _named(lambda name: name.split(".")[-1] in LANE_PROCESS_CALLS, LANE_PROCESS_HANDLERS, "engine")
+    assert found == []
+
+
+def test_the_executor_checks_find_what_they_look_for() -> None:
+    source = "from bot.engine.local_executor import LocalExecutor\nimport os\nos.killpg(1, 9)"
+    names = [use.what for use in names_used(source)]
+    assert any(_is_local_executor(name) for name in names)
+    assert "killpg" in names
