@@ -140,7 +140,7 @@ class Dispatcher:
         pids, self._unrecorded = self._unrecorded, {}
         await lanes.record_pids(session, pids)
 
-    async def claim(self, session: AsyncSession, now: datetime, pinned: Collection[int] = ()) -> ClaimBatch:
+    async def claim(self, session: AsyncSession, now: datetime, pinned: Collection[int]) -> ClaimBatch:
         """Claim everything that fits, in the caller's write transaction (fenced by the lease).
 
         A queued run starts only when its id is in `pinned` (its spec was just resolved again and

@@ -86,7 +86,7 @@ class Engine:
                 await self._dispatcher.record_pids(session)
                 endings = await self._watcher.settle(session, judged, now)
                 closed = await close_runs(session, now)
-                batch = await self._dispatcher.claim(session, now)
+                batch = await self._dispatcher.claim(session, now, ())
             self._watcher.forget(endings)
             self.after_batch.start(closed)
             await self._dispatcher.launch(batch.claims)
