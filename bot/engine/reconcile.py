@@ -34,7 +34,7 @@ class Reconciled:
     attached: int = 0  # live lanes watched again
     ended: int = 0  # gone, results to read
     requeued: int = 0  # gone without a result: queued again
-    elsewhere: int = 0  # on another host
+    elsewhere: int = 0  # not the executor's to see (another host)
 
 
 class Reconciler:
