@@ -30,6 +30,12 @@ class QueueFigures:
     start_eta_sec: float | None  # until its first lanes start; 0 once started; None without history
     finish_eta_sec: float | None  # until its last lane ends; None without history or once ended
 
+    @property
+    def eta_sec(self) -> float | None:
+        """The ETA a card and `/csb status` show: until the run starts while it waits in the queue, else
+        until its last lane ends."""
+        return self.start_eta_sec if self.position is not None else self.finish_eta_sec
+
 
 async def queue_position(session: AsyncSession, run_id: int) -> int | None:
     """Place among runs not started yet, `official` first, then by approval time."""

@@ -10,7 +10,6 @@ from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import Category, LanePlan, LaneRole, RunSpec, TaskRef
-from bot.domain.states import RUN_STATES_WITH_ETA
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
@@ -125,9 +124,8 @@ def _status_line(run: RunProgress) -> str:
     if not run.visible:
         return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
-    eta = ""
-    if run.state in RUN_STATES_WITH_ETA:  # a paused or stopping run has no ETA to give
-        eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
+    eta = eta_text(run.state, run.eta_seconds)
+    eta = f", {eta}" if eta else ""
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
         f"{run.lanes_running} running{eta} ({code(run.run_dir)})"
