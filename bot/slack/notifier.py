@@ -29,6 +29,7 @@ from pathlib import Path
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.domain.backoff import backoff
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.services.requests import withdraw_unpostable
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 
 ROUND_ROWS = 200  # rows a delivery round takes on
 LANE_ROWS = 50  # of which at most this many from one conversation
+FIRST_RETRY_SEC = 1.0  # a failed Slack call is tried again after 1, 2, 4 … s, up to `max_backoff_seconds`
 
 
 class Notifier:
@@ -217,7 +219,7 @@ class Notifier:
             await self._followups.queue_home_refresh()
 
     def _backoff(self, item: OutboxItem) -> timedelta:
-        return outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)
+        return backoff(item.attempts + 1, base=FIRST_RETRY_SEC, cap=self._config.max_backoff_seconds)
 
     async def _postpone(self, item: OutboxItem, until: datetime, error: str, *, count: bool) -> None:
         assert item.id is not None
