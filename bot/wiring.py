@@ -61,11 +61,6 @@ class Bot:
             await self.approvals.expire_due()
             await self.approvals.remind_due()
 
-    async def close(self) -> None:
-        await self.engine.executor.wait_all()
-        await self.notifier.close()
-        await self.store.close()
-
 
 def with_csb_default_parallel(config: BotConfig, environ: Mapping[str, str], clock: Clock) -> BotConfig:
     """Without `default_parallel` in the config file, CSB's rule: 6 lanes per account whose token is

@@ -78,7 +78,7 @@ class Notifier:
         self._followups = Followups(store, clock)
         self._senders = Senders(store, client, clock, policy, repo, pacer, self._poster, self._followups)
         self._busy: set[str] = set()  # conversations a delivery round is working through
-        self._rounds: set[asyncio.Task[int]] = set()
+        self._rounds: set[asyncio.Task[int]] = set()  # held, so the loop does not drop a round under way
 
     def kick(self) -> None:
         """Deliver now instead of at the next tick, so a reply does not wait for the timer.
@@ -96,10 +96,6 @@ class Notifier:
         task = asyncio.create_task(self._round())
         self._rounds.add(task)
         task.add_done_callback(self._rounds.discard)
-
-    async def close(self) -> None:
-        """Let the rounds under way finish (each call is bounded by the client's timeout)."""
-        await asyncio.gather(*self._rounds, return_exceptions=True)
 
     async def _round(self) -> int:
         try:
