@@ -21,7 +21,7 @@ RETRIED_DIR = "retried"
 
 
 def retire_attempt(
-    repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int, job: str | None = None
+    repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int, job: str | None
 ) -> Path | None:
     """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing.
 

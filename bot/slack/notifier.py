@@ -62,7 +62,7 @@ class Notifier:
         repo: Path,
         *,
         eager: bool,
-        may_deliver: Callable[[], bool] = lambda: True,
+        may_deliver: Callable[[], bool],
     ) -> None:
         self._store = store
         self._clock = clock
