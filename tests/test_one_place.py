@@ -117,6 +117,27 @@ def test_the_notifier_delivers_and_changes_no_request() -> None:
     assert "bot.services.requests.withdraw_unpostable" in imports(trees["bot/slack/notifier.py"])
 
 
+def catches_everything(tree: ast.Module) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ExceptHandler)
+        and isinstance(node.type, ast.Name)
+        and node.type.id in {"Exception", "BaseException"}
+    ]
+
+
+def test_services_and_the_store_catch_only_database_errors() -> None:
+    """Below the boundary an error is either the database being away (`DATABASE_ERRORS`, then
+    `unavailable`) or a bug that travels up to the one place that answers it."""
+    found = {
+        name: lines
+        for name, tree in sources()
+        if name.startswith(("bot/services/", "bot/store/")) and (lines := catches_everything(tree))
+    }
+    assert found == {}, found
+
+
 def test_slack_errors_become_replies_only_at_the_boundary() -> None:
     """`except Exception` in slack/: the boundary itself, and delivery rounds that must outlive a row."""
     allowed = {"bot/slack/errors.py", "bot/slack/notifier.py", "bot/slack/followups.py"}
