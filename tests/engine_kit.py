@@ -15,10 +15,11 @@ from typing import Any
 from harness import HARBOR, copy_bench
 
 from bot.csb.catalog import Catalog
+from bot.csb.command import LaunchConfig
 from bot.csb.trials import is_trial_folder
 from bot.domain.clock import ManualClock
 from bot.domain.spec import Category, RunParams
-from bot.engine import Engine, LaunchConfig, build_engine
+from bot.engine import Engine, build_engine
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import runs
