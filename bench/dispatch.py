@@ -36,11 +36,11 @@ sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and be
 from engine_kit import run_until_idle  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
-from bot.csb.command import lane_command  # noqa: E402
+from bot.csb.command import LaunchConfig, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.domain.spec import RunParams, RunSpec  # noqa: E402
-from bot.engine import LaunchConfig, build_engine  # noqa: E402
+from bot.engine import build_engine  # noqa: E402
 from bot.settings import EngineConfig  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402

@@ -10,9 +10,10 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
+from bot.csb.command import LaunchConfig
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.redact import Redactor
-from bot.engine import Engine, LaunchConfig, build_engine
+from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
@@ -60,11 +61,6 @@ class Bot:
         if self.engine.lease.held:
             await self.approvals.expire_due()
             await self.approvals.remind_due()
-
-    async def close(self) -> None:
-        await self.engine.executor.wait_all()
-        await self.notifier.close()
-        await self.store.close()
 
 
 def with_csb_default_parallel(config: BotConfig, environ: Mapping[str, str], clock: Clock) -> BotConfig:

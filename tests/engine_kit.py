@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,9 +15,11 @@ from typing import Any
 from harness import HARBOR, copy_bench
 
 from bot.csb.catalog import Catalog
+from bot.csb.command import LaunchConfig
+from bot.csb.trials import is_trial_folder
 from bot.domain.clock import ManualClock
 from bot.domain.spec import Category, RunParams
-from bot.engine import Engine, LaunchConfig, build_engine
+from bot.engine import Engine, build_engine
 from bot.engine.engine import GATHER_QUIET
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
@@ -29,7 +30,6 @@ from bot.store.models import Lane, RequestState, Run, RunRequest
 
 # How long `run_until_idle` gathers the exits of one wave of lanes before the next tick.
 GATHER_LONGEST = 0.02
-TRIAL = re.compile(r".+__[A-Za-z0-9]{7}$")
 # Quick retries and stops, so tests move the clock by seconds, not minutes.
 FAST = {"retry_backoff_sec": 10, "retry_backoff_cap_sec": 40, "cancel_grace_sec": 5, "lease_ttl_sec": 20}
 
@@ -130,7 +130,7 @@ def make_accounts(tmp_path: Path, *names: str, minutes: float = 7 * 24 * 60) -> 
 
 
 def trial_dirs(repo: Path) -> list[Path]:
-    return sorted(p for p in (repo / "runs").rglob("*__*") if p.is_dir() and TRIAL.match(p.name))
+    return sorted(p for p in (repo / "runs").rglob("*__*") if p.is_dir() and is_trial_folder(p.name))
 
 
 @asynccontextmanager

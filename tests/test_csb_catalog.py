@@ -41,7 +41,7 @@ def catalog(tmp_path: Path) -> Catalog:
 
 
 def test_suite_file_is_read_whole(catalog: Catalog) -> None:
-    task_file = catalog.load()
+    task_file = catalog.load(None)
     assert task_file.path == CANONICAL
     assert task_file.shape == "suite"
     assert task_file.sha256 == hashlib.sha256((FIXTURES / SUITE_FIXTURE).read_bytes()).hexdigest()
@@ -165,7 +165,7 @@ def test_default_falls_back_to_the_selection_file(tmp_path: Path) -> None:
     put(tmp_path, "configs/selected_benchmark_tasks.json", "selection_cgen_rerun.json")
     catalog = Catalog(tmp_path)
     assert catalog.default_task_file() == "configs/selected_benchmark_tasks.json"
-    assert catalog.load().shape == "selection"
+    assert catalog.load(None).shape == "selection"
 
 
 def test_several_suite_files_and_no_selection_file_ask_to_choose(tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_several_suite_files_and_no_selection_file_ask_to_choose(tmp_path: Path)
 
 def test_no_task_file_at_all_is_an_infra_error(tmp_path: Path) -> None:
     with pytest.raises(InfraError, match="no task file"):
-        Catalog(tmp_path).load()
+        Catalog(tmp_path).load(None)
 
 
 @pytest.mark.parametrize("path", ["../outside.json", "configs/../../outside.json", "<absolute>"])
@@ -244,7 +244,7 @@ def test_spec_hash_is_stable_and_follows_the_file_content(catalog: Catalog) -> N
 
 def test_unchanged_files_are_served_from_the_cache(catalog: Catalog) -> None:
     assert catalog.load(CGEN_PATH) is catalog.load(CGEN_PATH)
-    assert catalog.load() is catalog.load(CANONICAL)
+    assert catalog.load(None) is catalog.load(CANONICAL)
 
 
 @pytest.mark.parametrize(

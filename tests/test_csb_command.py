@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime
 from pathlib import Path
 
@@ -18,9 +19,12 @@ from bot.csb import (
     run_dir_name,
     shell_line,
 )
-from bot.csb.command import HarborEnv, daytona_labels
+from bot.csb.command import HarborEnv, LaunchConfig, daytona_labels, lane_argv, run_stamp
 from bot.csb.lane_env import EnvLocal, instruction_variant, sourcegraph_repos
-from bot.domain.spec import Category
+from bot.domain.mrkdwn import escape
+from bot.domain.spec import Category, LanePlan, LaneRole, Mode, RunParams, RunSpec, TaskRef
+from bot.services.checks import RequestChecks
+from bot.slack.views.replies import plan_text
 
 HAIKU = "anthropic/claude-haiku-4-5-20251001"
 
@@ -43,7 +47,8 @@ def test_model_short(model: str, short: str) -> None:
 
 
 def test_run_dir_name() -> None:
-    started = datetime(2026, 2, 23, 17, 12, 32)
+    started = run_stamp(datetime(2026, 2, 23, 17, 12, 32))
+    assert started == "20260223_171232"
     assert (
         run_dir_name("csb_sdlc_fix", HAIKU, started, "a1b2c3") == "csb_sdlc_fix_haiku_20260223_171232_a1b2c3"
     )
@@ -117,6 +122,63 @@ def test_daytona_lanes_run_csbs_guarded_environment_with_its_labels() -> None:
     ]  # fmt: skip
     assert "label_mcp_type=sourcegraph_full" in argv and argv[-2:] == ["--env", "daytona"]
     assert "--ek" not in lane_command("harbor", "p", HAIKU, "j", env=HarborEnv(), labels=labels)
+
+
+def test_lane_argv_is_the_lane_command_of_this_deployment() -> None:
+    """Harbor, its environment and multiplier from the config; on Daytona the labels from the lane env."""
+    lane = {"DAYTONA_LABEL_TASK_ID": "t-001", "BASELINE_MCP_TYPE": "none"}
+    base = {"DAYTONA_OVERRIDE_MEMORY": "8192"}
+    daytona = LaunchConfig(
+        repo=Path("/csb"), harbor="/opt/harbor", base_env=base, timeout_multiplier=3, daytona=True
+    )
+    argv = lane_argv(daytona, "p", HAIKU, "j", "csb_r1_l2_a1", lane)
+    labels = daytona_labels(lane, HAIKU, "csb_r1_l2_a1")
+    env = HarborEnv(name="daytona", memory_mb="8192")
+    assert argv == lane_command(
+        "/opt/harbor", "p", HAIKU, "j", job="csb_r1_l2_a1", env=env, timeout_multiplier=3, labels=labels
+    )
+    assert "label_task_id=t-001" in argv and "label_job_name=csb_r1_l2_a1" in argv
+    local = LaunchConfig(
+        repo=Path("/csb"), harbor="harbor", base_env={}, timeout_multiplier=10, daytona=False
+    )
+    assert lane_argv(local, "p", HAIKU, "j", "csb_r1_l2_a1", lane) == lane_command(
+        "harbor", "p", HAIKU, "j", job="csb_r1_l2_a1"
+    )
+
+
+def test_a_dry_run_prints_the_command_the_engine_would_run() -> None:
+    """The same argv function, with placeholders for what approval decides: on Daytona, labels and all."""
+    task = TaskRef(suite="csb_sdlc_fix", task_id="t-001", path="benchmarks/tasks/csb_sdlc_fix/t-001")
+    spec = RunSpec(
+        params=RunParams(suite="csb_sdlc_fix", model=HAIKU, mode=Mode.BASELINE_ONLY),
+        task_file="benchmarks/suites/csb-example.json",
+        task_file_sha256="0" * 64,
+        tasks=(task,),
+        lanes=(LanePlan(role=LaneRole.BASELINE, config="baseline-local-direct", mcp_type="none"),),
+        parallel=1,
+    )
+    launch = LaunchConfig(
+        repo=Path("/csb"), harbor="harbor", base_env={}, timeout_multiplier=10, daytona=True
+    )
+    checks = RequestChecks()
+    text = "\n".join(plan_text(spec, checks, launch))
+    run_dir = "csb_sdlc_fix_haiku_<time>_<run>"
+    lane = {
+        "DAYTONA_LABEL_RUN_ID": run_dir,
+        "DAYTONA_LABEL_BENCHMARK": "csb_sdlc_fix",
+        "DAYTONA_LABEL_TASK_ID": "t-001",
+        "DAYTONA_LABEL_CONFIG": "baseline-local-direct",
+        "DAYTONA_LABEL_CATEGORY": "staging",
+        "BASELINE_MCP_TYPE": "none",
+        "TASK_SOURCE_DIR": task.path,
+    }
+    job = "csb_r<run>_l<lane>_a<attempt>"
+    argv = lane_argv(launch, task.path, HAIKU, f"runs/staging/{run_dir}/baseline-local-direct", job, lane)
+    shown = {"BASELINE_MCP_TYPE": "none", "INSTRUCTION_VARIANT": "default"}
+    assert escape(shell_line(argv, shown)) in text
+    assert (
+        "--ek label_task_id=t-001" in text and escape(shlex.join(["--ek", f"label_job_name={job}"])) in text
+    )
 
 
 def test_batch_env_is_the_harness_environment() -> None:

@@ -72,9 +72,9 @@ def test_an_earlier_attempt_is_never_moved_outside_the_run_folder(tmp_path: Path
     (repo / LANE_DIR).mkdir(parents=True)
     (repo / LANE_DIR / "t.log").write_text("attempt 1\n")
     with pytest.raises(InfraError, match="refused"):
-        retire_attempt(repo, LANE_DIR, f"{LANE_DIR}/t.log", "../../../../../../victim/x", 1)
+        retire_attempt(repo, LANE_DIR, f"{LANE_DIR}/t.log", "../../../../../../victim/x", 1, None)
     with pytest.raises(InfraError, match="refused"):
-        retire_attempt(repo, LANE_DIR, "../victim/precious.txt", "t", 1)
+        retire_attempt(repo, LANE_DIR, "../victim/precious.txt", "t", 1, None)
     assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
     assert (repo / LANE_DIR / "t.log").is_file()
 

@@ -118,8 +118,9 @@ async def test_eta_from_past_lane_durations(tmp_path: Path, db_url: str) -> None
         await kit.engine.tick()
         assert (await kit.run(done)).state is RunState.FINISHED
         waiting = await kit.approve("csb_sdlc_fix", parallel=2)
-        async with kit.store.read() as session:
-            assert await queue.mean_lane_seconds(session) == pytest.approx(100)
+        waiting_run = await kit.run(waiting)
+        async with kit.store.read() as session:  # no lane of its suite ended yet: its model's lanes count
+            assert await queue.mean_lane_seconds(session, waiting_run) == pytest.approx(100)
             figures = await queue.queue_figures(session, waiting)
             assert figures.position == 1 and figures.start_eta_sec == 0
             assert figures.finish_eta_sec == pytest.approx(6 * 100 / 2)

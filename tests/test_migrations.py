@@ -32,6 +32,11 @@ def _row_counts(path: Path) -> dict[str, int]:
         return {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in tables}
 
 
+def _columns(path: Path, table: str) -> set[str]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
 def _differences(connection: Connection) -> list[object]:
     return list(compare_metadata(MigrationContext.configure(connection), SQLModel.metadata))
 
@@ -53,6 +58,7 @@ async def test_an_old_database_is_upgraded_in_place_with_every_row_kept(tmp_path
         assert await store.revision() == schema.head()
         after = _row_counts(path)
         assert {table: after[table] for table in before} == before
+        assert "status_ts" not in _columns(path, "runs")  # a column nothing used any more
         assert await _schema_differences(store) == []
         async with store.read() as session:
             approved = await requests.get_request(session, 1)

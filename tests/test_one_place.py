@@ -1,11 +1,14 @@
 """Each idea written once, checked by reading the source: the groups of run and request states only in
 `domain/states.py`, outbox targets never built or taken apart by hand outside `domain/outbox_keys.py`,
-the notifier changing no request, and Slack-facing errors answered only at the one boundary."""
+the notifier changing no request, Slack-facing errors answered only at the one boundary, Harbor's
+trial-folder rule only in `csb/trials.py`, one `backoff`, one function building a lane's argv, and the
+ETA chosen and worded in one place each."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from bot.domain.outbox_keys import Topic
@@ -14,9 +17,17 @@ BOT = Path(__file__).resolve().parents[1] / "bot"
 STATE_ENUMS = frozenset({"RunState", "RequestState"})
 
 
+@cache
+def _parsed() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of the bot, parsed once for all the checks below."""
+    paths = sorted(BOT.rglob("*.py"))
+    return tuple(
+        (str(path.relative_to(BOT.parent)), ast.parse(path.read_text(), str(path))) for path in paths
+    )
+
+
 def sources() -> Iterator[tuple[str, ast.Module]]:
-    for path in sorted(BOT.rglob("*.py")):
-        yield str(path.relative_to(BOT.parent)), ast.parse(path.read_text(), str(path))
+    yield from _parsed()
 
 
 def _is_state(node: ast.expr) -> bool:
@@ -106,6 +117,27 @@ def test_the_notifier_delivers_and_changes_no_request() -> None:
     assert "bot.services.requests.withdraw_unpostable" in imports(trees["bot/slack/notifier.py"])
 
 
+def catches_everything(tree: ast.Module) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ExceptHandler)
+        and isinstance(node.type, ast.Name)
+        and node.type.id in {"Exception", "BaseException"}
+    ]
+
+
+def test_services_and_the_store_catch_only_database_errors() -> None:
+    """Below the boundary an error is either the database being away (`DATABASE_ERRORS`, then
+    `unavailable`) or a bug that travels up to the one place that answers it."""
+    found = {
+        name: lines
+        for name, tree in sources()
+        if name.startswith(("bot/services/", "bot/store/")) and (lines := catches_everything(tree))
+    }
+    assert found == {}, found
+
+
 def test_slack_errors_become_replies_only_at_the_boundary() -> None:
     """`except Exception` in slack/: the boundary itself, and delivery rounds that must outlive a row."""
     allowed = {"bot/slack/errors.py", "bot/slack/notifier.py", "bot/slack/followups.py"}
@@ -119,3 +151,90 @@ def test_slack_errors_become_replies_only_at_the_boundary() -> None:
         and node.type.id == "Exception"
     }
     assert catching <= allowed, catching - allowed
+
+
+def trial_rule_copies(tree: ast.Module) -> list[int]:
+    """Harbor's trial-folder rule written by hand: a `__<id>` pattern, a name taken apart at `__` or
+    tested for it, or a cut to Harbor's 32 characters."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "__[" in node.value:
+            lines.append(node.lineno)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and first.value == "__":
+                lines.append(node.lineno)
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and node.left.value == "__":
+            lines.append(node.lineno)
+        if isinstance(node, ast.Slice) and isinstance(node.upper, ast.Constant) and node.upper.value == 32:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_harbors_trial_folder_rule_is_written_only_in_csb_trials() -> None:
+    found = {name: lines for name, tree in sources() if (lines := trial_rule_copies(tree))}
+    assert set(found) <= {"bot/csb/trials.py"}, found
+
+
+def defined(tree: ast.Module, name: str) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+    ]
+
+
+def test_one_backoff_rule() -> None:
+    found = {name: lines for name, tree in sources() if (lines := defined(tree, "backoff"))}
+    assert list(found) == ["bot/domain/backoff.py"], found
+
+
+def calls_of(tree: ast.Module, name: str) -> list[int]:
+    """Calls of `name`, directly or through a module (`command.name(…)`)."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == name)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+        )
+    ]
+
+
+def test_the_lane_argv_is_built_by_one_function() -> None:
+    """The engine and the dry run both call `lane_argv`; only it assembles Harbor's command."""
+    found = {name for name, tree in sources() if calls_of(tree, "lane_command")}
+    assert found == {"bot/csb/command.py"}, found
+    users = {name for name, tree in sources() if calls_of(tree, "lane_argv")}
+    assert users == {"bot/engine/lane_launch.py", "bot/slack/views/replies.py"}, users
+
+
+def reads(tree: ast.Module, names: set[str]) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Attribute) and node.attr in names)
+        or (isinstance(node, ast.Name) and node.id in names)
+    ]
+
+
+def test_the_eta_rule_is_written_once() -> None:
+    """Which figure is the ETA (`QueueFigures.eta_sec`), and which states have one and how it reads
+    (`eta_text`): nowhere else picks between the two figures or tests the states."""
+    figures = {name for name, tree in sources() if reads(tree, {"start_eta_sec", "finish_eta_sec"})}
+    assert figures == {"bot/store/queue.py"}, figures
+    states = {name for name, tree in sources() if reads(tree, {"RUN_STATES_WITH_ETA"})}
+    assert states == {"bot/domain/states.py", "bot/slack/views/run_card.py"}, states
+
+
+def test_the_new_checks_find_what_they_look_for() -> None:
+    hand = ast.parse(
+        "T = re.compile(r'.+__[A-Za-z0-9]{7}$')\nname.rsplit('__', 1)\n'__' in name\ncut = task[:32]\n"
+        "def backoff(n): return 2 ** n\nlane_command('harbor', 'p', 'm', 'j')\nf.start_eta_sec"
+    )
+    assert trial_rule_copies(hand) == [1, 2, 3, 4]
+    assert defined(hand, "backoff") == [5]
+    assert calls_of(hand, "lane_command") == [6] and reads(hand, {"start_eta_sec"}) == [7]
+    fine = ast.parse("is_trial_folder(name)\njob = f'csb_r{run}'\nx = name[:8]\nbackoff(n, base=1, cap=2)")
+    assert trial_rule_copies(fine) == [] and defined(fine, "backoff") == []

@@ -13,11 +13,14 @@ import pytest
 from csb_tree import CANONICAL, SUITE_FIXTURE, build_tree, fixture_json
 
 from bot.csb import AccountHealth, Catalog, PreflightCheck, PreflightReport, account_health, run_preflight
+from bot.domain.redact import Redactor
 from bot.domain.spec import Mode, RunParams, RunSpec
 
 TOKEN = "sgp_secret-token-value"
 ENV = {"SOURCEGRAPH_ACCESS_TOKEN": TOKEN, "SLACK_BOT_TOKEN": "xoxb-never-passed"}
 HEALTH = "scripts/infra/account_health.py"
+REDACT = Redactor.from_env(ENV)  # what the bot passes: the secrets in its environment (and its own)
+TIMEOUT_S = 60.0
 GUARD = "scripts/infra/daytona_cost_guard.py"
 TASK_COUNT = len(fixture_json(SUITE_FIXTURE)["tasks"])
 
@@ -86,9 +89,11 @@ async def _preflight(
     repo: Path, spec: RunSpec | None = None, *, daytona: bool = False, **kwargs: Any
 ) -> PreflightReport:
     spec = spec or _spec(repo)
-    return await run_preflight(
-        repo, spec, kwargs.pop("env", ENV), daytona=daytona, python=sys.executable, **kwargs
-    )
+    env = kwargs.pop("env", ENV)
+    kwargs.setdefault("redact", Redactor.from_env(env))
+    kwargs.setdefault("timeout_s", TIMEOUT_S)
+    kwargs.setdefault("python", sys.executable)
+    return await run_preflight(repo, spec, env, daytona=daytona, **kwargs)
 
 
 def _finding(report: PreflightReport, check: PreflightCheck):
@@ -240,7 +245,7 @@ async def test_hung_script_and_its_children_are_stopped_and_block(repo: Path) ->
 
 async def test_missing_interpreter_blocks(repo: Path) -> None:
     _script(repo, HEALTH, stdout=_health())
-    report = await run_preflight(repo, _spec(repo), ENV, daytona=False, python="no-such-python-3")
+    report = await _preflight(repo, python="no-such-python-3")
     health = _finding(report, PreflightCheck.ACCOUNT_HEALTH)
     assert health.blocking and health.message.startswith(f"cannot run {HEALTH} with `no-such-python-3`")
 
@@ -285,9 +290,9 @@ async def test_cost_guard_crash_blocks(repo: Path) -> None:
 
 
 async def test_account_health_for_accounts_command(repo: Path) -> None:
-    assert await account_health(repo, sys.executable, ENV) is None
+    assert await account_health(repo, ENV, timeout_s=TIMEOUT_S, redact=REDACT, python=sys.executable) is None
     _script(repo, HEALTH, stdout=_health(ok=True, slots=6))
-    health = await account_health(repo, sys.executable, ENV)
+    health = await account_health(repo, ENV, timeout_s=TIMEOUT_S, redact=REDACT, python=sys.executable)
     assert isinstance(health, AccountHealth)
     assert health.ok_to_launch and health.recommended_parallel == 6
     assert [a.label for a in health.accounts] == ["account1", "account2"]

@@ -16,7 +16,7 @@ from csb_tree import build_tree
 from harness import CHANNEL, TOKEN, running_bot
 from store_reads import all_requests
 from test_e2e_run import card_text
-from test_preflight import ENV, HEALTH, _health, _script, _spec
+from test_preflight import ENV, HEALTH, REDACT, TIMEOUT_S, _health, _script, _spec
 from waiting import until
 
 from bot.csb import PreflightCheck, run_preflight
@@ -62,7 +62,9 @@ async def test_a_failing_scripts_stderr_never_shows_the_token(tmp_path: Path) ->
         f"requests.exceptions.HTTPError: 401 for https://sg.example/?token={ENV['SOURCEGRAPH_ACCESS_TOKEN']}"
     )
     _script(repo, HEALTH, stdout="", stderr=f"Traceback (most recent call last):\n{leak}\n", exit=3)
-    report = await run_preflight(repo, _spec(repo), ENV, daytona=False, python=sys.executable)
+    report = await run_preflight(
+        repo, _spec(repo), ENV, daytona=False, timeout_s=TIMEOUT_S, redact=REDACT, python=sys.executable
+    )
     health = next(f for f in report.findings if f.check == PreflightCheck.ACCOUNT_HEALTH)
     assert health.blocking
     assert ENV["SOURCEGRAPH_ACCESS_TOKEN"] not in health.message
@@ -76,7 +78,9 @@ async def test_a_scripts_json_report_never_shows_a_secret(tmp_path: Path) -> Non
     report["accounts"][0]["reasons"] = [f"bad key xoxb-settings-secret in {ENV['SOURCEGRAPH_ACCESS_TOKEN']}"]
     _script(repo, HEALTH, stdout=report, exit=1)
     redact = Redactor.from_env(ENV, extra=["xoxb-settings-secret"])
-    result = await run_preflight(repo, _spec(repo), ENV, daytona=False, python=sys.executable, redact=redact)
+    result = await run_preflight(
+        repo, _spec(repo), ENV, daytona=False, timeout_s=TIMEOUT_S, redact=redact, python=sys.executable
+    )
     text = json.dumps(result.model_dump())
     assert "sgp_secret" not in text and "xoxb-settings-secret" not in text
     assert REDACTED in text
@@ -108,8 +112,8 @@ async def test_slow_scripts_hold_up_only_their_own_requests(tmp_path: Path) -> N
     fast_repo = build_tree(tmp_path / "fast")
     _script(fast_repo, HEALTH, stdout=_health())
     waiting = min(32, (os.cpu_count() or 1) + 4) + 2  # the default worker pool's size, and then some
-    slow = CheckRunner(slow_repo, ENV, daytona=False)
-    fast = CheckRunner(fast_repo, ENV, daytona=False)
+    slow = CheckRunner(slow_repo, ENV, daytona=False, redact=REDACT, timeout_s=TIMEOUT_S)
+    fast = CheckRunner(fast_repo, ENV, daytona=False, redact=REDACT, timeout_s=TIMEOUT_S)
     slow_spec, fast_spec = _spec(slow_repo), _spec(fast_repo)
     pending = [asyncio.create_task(slow.run(slow_spec)) for _ in range(waiting)]
     try:

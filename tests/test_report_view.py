@@ -265,7 +265,7 @@ def test_seven_task_report_lists_every_task_in_report_order(reports) -> None:
         "*Errored or incomplete — excluded from the statistics* (2)",
     ]
     assert [body.index(label) for label in labels] == sorted(body.index(label) for label in labels)
-    positions = [body.index(task_line(pair)) for pair in task_order(view)]
+    positions = [body.index(task_line(pair, view.single_lane)) for pair in task_order(view)]
     assert positions == sorted(positions)
     assert [p.task_id for p in task_order(view)] == [
         "teleport-users-can-delete-fix-001",
@@ -287,7 +287,7 @@ def test_large_run_shows_disagreements_first_and_sends_the_rest_to_csv(reports) 
     assert message.csv_needed
     body = "\n".join(_texts([block.to_dict() for block in message.blocks]))
     ordered = task_order(view)
-    shown = [pair for pair in ordered if task_line(pair) in body]
+    shown = [pair for pair in ordered if task_line(pair, view.single_lane) in body]
     assert shown == ordered[: len(shown)]  # a prefix of the report order: wins, then regressions, …
     assert 0 < len(shown) < len(ordered)
     assert body.endswith(f"… {len(ordered) - len(shown)} more tasks in the attached CSV")

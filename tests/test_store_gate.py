@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 from interleave import overlapping_writes
 from sqlalchemy import text
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store import approvals, audit, requests
-from bot.store.availability import unavailable
+from bot.store.availability import DATABASE_ERRORS, unavailable
 from bot.store.db import Store
 from bot.store.models import RequestState, RunRequest
 
@@ -70,7 +72,7 @@ async def test_a_locked_database_is_unavailable_and_a_broken_query_is_not(tmp_pa
             async with store.engine.connect() as conn:
                 await conn.exec_driver_sql("PRAGMA busy_timeout=50")  # the bot waits longer; a test need not
                 await conn.exec_driver_sql("delete from home_viewers")
-        assert unavailable(locked.value)
+        assert unavailable(locked.value) and isinstance(locked.value, DATABASE_ERRORS)
     finally:
         holder.rollback()
         holder.close()
@@ -79,6 +81,20 @@ async def test_a_locked_database_is_unavailable_and_a_broken_query_is_not(tmp_pa
             await session.execute(text("select nope from nowhere"))
     assert not unavailable(broken.value)
     await store.close()
+
+
+def test_every_error_unavailable_accepts_is_a_database_error() -> None:
+    """`except DATABASE_ERRORS` then `unavailable(exc)` loses none of the errors it is asked about."""
+    away = [
+        ConnectionRefusedError(111, "refused"),
+        TimeoutError(),
+        DisconnectionError("gone"),
+        PoolTimeout("pool"),
+        InterfaceError("select 1", {}, Exception("connection closed")),
+        OperationalError("select 1", {}, Exception("database is locked")),
+    ]
+    assert all(unavailable(exc) and isinstance(exc, DATABASE_ERRORS) for exc in away)
+    assert not isinstance(ValueError("a bug"), DATABASE_ERRORS)
 
 
 async def test_a_double_click_reaching_two_processes_counts_once(db_url: str) -> None:

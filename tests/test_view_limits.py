@@ -16,12 +16,12 @@ import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from bot.csb.command import LaunchConfig
 from bot.csb.preflight import AccountHealth, AccountStatus
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
 from bot.domain.stats import LaneResult, PairOutcome
-from bot.engine.dispatch import LaunchConfig
 from bot.playground import check_message_blocks, check_view
 from bot.playground.blockkit_limits import MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.services.checks import CheckLine, RequestChecks

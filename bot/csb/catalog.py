@@ -62,7 +62,7 @@ class Catalog:
             f"nor {DEFAULT_SELECTION_FILE} exists"
         )
 
-    def load(self, rel_path: str | None = None) -> TaskFile:
+    def load(self, rel_path: str | None) -> TaskFile:
         """The parsed task file (the default one when `rel_path` is None), from the cache when unchanged."""
         rel = self._relative(rel_path) if rel_path else self.default_task_file()
         path = self._repo / rel

@@ -69,11 +69,16 @@ def model_short(model: str) -> str:
     return last.replace("-", "").replace("_", "")[:_MODEL_SHORT_CHARS] or "model"
 
 
-def run_dir_name(suite: str, model: str, started: datetime, run_id: str) -> str:
-    """`<suite>_<short>_<YYYYmmdd_HHMMSS>_<run_id>`: CSB's run folder of one suite, plus the bot's run id
-    so two runs started in the same second never share a folder. CSB's status tool finds the suite by
-    the name's prefix, so the suite key comes first, unchanged."""
-    return f"{suite}_{model_short(model)}_{started:%Y%m%d_%H%M%S}_{run_id}"
+def run_stamp(started: datetime) -> str:
+    """The time in a run folder's name, as CSB's harness writes it: `YYYYmmdd_HHMMSS`."""
+    return f"{started:%Y%m%d_%H%M%S}"
+
+
+def run_dir_name(suite: str, model: str, stamp: str, run_id: str) -> str:
+    """`<suite>_<short>_<stamp>_<run_id>`: CSB's run folder of one suite, plus the bot's run id so two
+    runs started in the same second never share a folder. CSB's status tool finds the suite by the
+    name's prefix, so the suite key comes first, unchanged. A dry run passes placeholders."""
+    return f"{suite}_{model_short(model)}_{stamp}_{run_id}"
 
 
 def jobs_dir(category: str, run_dir: str, lane_config: str) -> str:
@@ -81,10 +86,11 @@ def jobs_dir(category: str, run_dir: str, lane_config: str) -> str:
     return f"runs/{category}/{run_dir}/{lane_config}"
 
 
-def job_name(run_id: int, lane_id: int, attempt: int) -> str:
+def job_name(run_id: int | str, lane_id: int | str, attempt: int | str) -> str:
     """Harbor's `--job-name` for one attempt of one lane: unique, so lanes started in the same second in
     one jobs dir never collide (Harbor's default name is the time to the second, and the second lane
-    would fail with FileExistsError). No `__`: CSB's status tool would take such a folder for a trial."""
+    would fail with FileExistsError). No `__`: CSB's status tool would take such a folder for a trial.
+    A dry run passes placeholders."""
     return f"{JOB_NAME_PREFIX}r{run_id}_l{lane_id}_a{attempt}"
 
 
@@ -126,6 +132,25 @@ def lane_command(
     if env.storage_mb:
         argv += ["--override-storage-mb", env.storage_mb]
     return argv
+
+
+def lane_argv(
+    launch: LaunchConfig, task_path: str, model: str, jobs_dir: str, job: str, lane_env: Mapping[str, str]
+) -> list[str]:
+    """One lane attempt's argv in this deployment: the harness's command with the bot's Harbor, its
+    environment and timeout multiplier, and on Daytona the sandbox labels read from the lane's
+    environment. The engine launches it; a dry run prints it, so both show the same command."""
+    env = launch.harbor_env
+    return lane_command(
+        launch.harbor,
+        task_path,
+        model,
+        jobs_dir,
+        job=job,
+        env=env,
+        timeout_multiplier=launch.timeout_multiplier,
+        labels=daytona_labels(lane_env, model, job) if env.daytona else (),
+    )
 
 
 def daytona_labels(lane_env: Mapping[str, str], model: str, job: str | None) -> list[tuple[str, str]]:

@@ -59,7 +59,7 @@ def load_eval_matrix(repo: Path) -> dict[str, Any] | None:
     return data
 
 
-def accepted_full_configs(eval_matrix: Mapping[str, Any] | None = None) -> list[str]:
+def accepted_full_configs(eval_matrix: Mapping[str, Any] | None) -> list[str]:
     """Every name `--full-config` takes, sorted: CSB's accepted names that are not baselines.
 
     The eval_matrix's logical names (`sourcegraph_scip`, `sg_only_env`, …) are not among them: CSB's
@@ -68,7 +68,7 @@ def accepted_full_configs(eval_matrix: Mapping[str, Any] | None = None) -> list[
     return sorted(name for name, mcp_type in MCP_TYPES.items() if mcp_type != "none")
 
 
-def full_config_name(name: str, eval_matrix: Mapping[str, Any] | None = None) -> str:
+def full_config_name(name: str, eval_matrix: Mapping[str, Any] | None) -> str:
     """The MCP lane's config, as given; UserInputError listing the accepted values otherwise.
 
     Baseline configs, which CSB's harness would take, are refused here: `--full-config` names the MCP

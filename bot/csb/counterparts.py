@@ -19,6 +19,7 @@ from typing import Any
 from bot.csb.configs import MCP_TYPES, lane_plans, load_eval_matrix
 from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.results import RESULT_SIZE_LIMIT
+from bot.csb.trials import is_trial_folder, short_task_name, trial_task_part
 from bot.domain.classify import classify_trial
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import Mode, RunSpec
@@ -45,8 +46,6 @@ _OLDER_NAMES: Mapping[str, tuple[str, ...]] = {
 }
 _EVERY_LANE_NAME = frozenset(MCP_TYPES) | {name for names in _OLDER_NAMES.values() for name in names}
 
-_HARBOR_NAME_LIMIT = 32  # Harbor cuts a trial folder's task part to 32 characters (see bot.csb.results)
-_TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
 # CSB's status tool: `_normalize_sdlc_task_name` strips these from a trial's task_name.
 _SDLC_PREFIX = re.compile(r"^sdlc_[a-z]+_")
 _COPY_SUFFIX = re.compile(r"^(.+)_[A-Za-z0-9]{6}$")
@@ -114,7 +113,7 @@ def _from_manifest(path: Path, lane_names: frozenset[str], model: str, wanted: s
 def _from_trials(repo: Path, lane_names: frozenset[str], model: str, wanted: set[str]) -> set[str]:
     by_short: dict[str, set[str]] = {}
     for task_id in wanted:
-        by_short.setdefault(_short(task_id), set()).add(task_id)
+        by_short.setdefault(short_task_name(task_id), set()).add(task_id)
     found: set[str] = set()
     for category in RESULT_CATEGORIES:
         for lane_dir in _lane_folders(repo / "runs" / category, lane_names):
@@ -134,7 +133,7 @@ def _lane_folders(root: Path, lane_names: frozenset[str]) -> Iterator[Path]:
         for name in dirs:
             if name in lane_names:
                 yield Path(current, name)
-            elif not (name in _EVERY_LANE_NAME or name.startswith(".") or _TRIAL_FOLDER.match(name)):
+            elif not (name in _EVERY_LANE_NAME or name.startswith(".") or is_trial_folder(name)):
                 keep.append(name)
         dirs[:] = keep
 
@@ -144,10 +143,11 @@ def _trial_results(lane_dir: Path, by_short: Mapping[str, set[str]]) -> Iterator
     for current, dirs, _ in os.walk(lane_dir):
         keep = []
         for name in dirs:
-            if not _TRIAL_FOLDER.match(name):  # a job folder (`2026-02-23__13-03-01`) or other grouping
+            stem = trial_task_part(name)
+            if stem is None:  # a job folder (`2026-02-23__13-03-01`) or other grouping
                 keep.append(name)
                 continue
-            candidates = _folder_candidates(name.rpartition("__")[0], by_short)
+            candidates = _folder_candidates(stem, by_short)
             result = Path(current, name, "result.json")
             if candidates and result.is_file():
                 yield result, candidates
@@ -180,7 +180,7 @@ def _model(data: Mapping[str, Any]) -> str | None:
 def _folder_candidates(stem: str, by_short: Mapping[str, set[str]]) -> set[str] | None:
     """The wanted tasks a trial folder may belong to, by its (cut) name; a task copy's folder is
     `<prefix><task>_<6>` lower-cased and cut, so it is matched against each task's copy names."""
-    direct = by_short.get(_short(stem))
+    direct = by_short.get(short_task_name(stem))
     if direct or not stem.startswith(COPY_PREFIXES):
         return direct
     prefix = next(p for p in COPY_PREFIXES if stem.startswith(p))
@@ -192,11 +192,6 @@ def _folder_candidates(stem: str, by_short: Mapping[str, set[str]]) -> set[str] 
             if full.startswith(stem) or stem.startswith(f"{full}_"):
                 found.add(task_id)
     return found or None
-
-
-def _short(name: str) -> str:
-    """The part of a trial folder name Harbor keeps of a task id, whichever Harbor version wrote it."""
-    return name[:_HARBOR_NAME_LIMIT].rstrip("_-")
 
 
 def _read_json(path: Path, limit: int = RESULT_SIZE_LIMIT) -> dict[str, Any] | None:

@@ -38,7 +38,6 @@ ACCOUNT_HEALTH_STATE = "runs/state/account_health.json"
 COST_GUARD_SCRIPT = "scripts/infra/daytona_cost_guard.py"
 TOKEN_VARIABLE = "SOURCEGRAPH_ACCESS_TOKEN"
 
-DEFAULT_TIMEOUT_S = 60.0
 _LIST_LIMIT = 10
 _OUTPUT_LIMIT = 300
 _REAP_S = 5.0  # after SIGKILL, how long to wait for the process to be gone before letting it be
@@ -115,15 +114,14 @@ async def run_preflight(
     env: Mapping[str, str],
     *,
     daytona: bool,
+    timeout_s: float,
+    redact: Redactor,
     python: str = "python3",
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    redact: Redactor | None = None,
 ) -> PreflightReport:
     """Every check, in the order the card lists them; scripts run with cwd the checkout.
 
-    `redact` defaults to the secrets named in `env`; the bot adds its own secret settings.
+    Whatever the scripts print passes through `redact` (the secrets in `env` and the bot's own) first.
     """
-    redact = redact or Redactor.from_env(env)
     folders = await asyncio.to_thread(_task_folders, repo, spec)
     variants = await asyncio.to_thread(_variants, repo, spec)
     findings = [_tasks(spec), folders, variants, _token(spec, env)]
@@ -136,11 +134,7 @@ async def run_preflight(
 
 
 async def account_health(
-    repo: Path,
-    python: str = "python3",
-    env: Mapping[str, str] | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    redact: Redactor | None = None,
+    repo: Path, env: Mapping[str, str], *, timeout_s: float, redact: Redactor, python: str = "python3"
 ) -> AccountHealth | None:
     """CSB's account verdict, or None when the checkout has no account_health.py (nothing to judge with).
 
@@ -148,8 +142,6 @@ async def account_health(
     """
     if not (repo / ACCOUNT_HEALTH_SCRIPT).is_file():
         return None
-    env = env if env is not None else os.environ
-    redact = redact or Redactor.from_env(env)
     argv = [python, ACCOUNT_HEALTH_SCRIPT, "preflight", "--format", "json"]
     argv += ["--state-file", ACCOUNT_HEALTH_STATE]
     code, out, err = await _run_script(repo, argv, env, timeout_s, redact)
@@ -251,7 +243,7 @@ async def _account_health_finding(
 ) -> tuple[Finding, int | None]:
     check = PreflightCheck.ACCOUNT_HEALTH
     try:
-        health = await account_health(repo, python, env, timeout_s, redact)
+        health = await account_health(repo, env, timeout_s=timeout_s, redact=redact, python=python)
     except InfraError as exc:
         return _block(check, str(exc)), None
     if health is None:

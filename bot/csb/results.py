@@ -8,12 +8,12 @@ to 32 characters plus `__<id>` (Harbor's rule). Next to the trial folders sits a
 from __future__ import annotations
 
 import os
-import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bot.csb.json_file import MIB, UnreadableJson, read_json
+from bot.csb.trials import is_trial_folder, is_trial_of
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
@@ -22,9 +22,6 @@ LOG_TAIL_BYTES = 4096
 # Harbor's trial result is a few kilobytes; anything past this cap is not one, and is never read whole.
 RESULT_SIZE_LIMIT = 4 * MIB
 CORRUPT = "result_json_corrupt"  # CSB's fingerprint id for an unreadable result (severity infra)
-
-_HARBOR_NAME_LIMIT = 32
-_TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")  # a trial folder: nothing below it is another trial
 
 
 def find_trial_result(jobs_dir: Path, task_id: str) -> Path | None:
@@ -41,7 +38,7 @@ def trial_in_job(job_dir: Path) -> Path | None:
         names = sorted(entry.name for entry in os.scandir(job_dir) if entry.is_dir())
     except OSError:
         return None
-    found = [job_dir / name / RESULT_FILE for name in names if _TRIAL_FOLDER.match(name)]
+    found = [job_dir / name / RESULT_FILE for name in names if is_trial_folder(name)]
     found = [path for path in found if path.is_file()]
     return max(found, key=_mtime) if found else None
 
@@ -126,23 +123,16 @@ def read_log_tail(log_path: Path | None, limit: int = LOG_TAIL_BYTES) -> str:
 
 def _candidates(jobs_dir: Path, task_id: str) -> list[Path]:
     """result.json files in folders named for the task, without descending into trial folders."""
-    prefixes = _trial_prefixes(task_id)
     found: list[Path] = []
     for root, dirs, _ in os.walk(jobs_dir):
         for name in list(dirs):
-            if "__" in name and name.rsplit("__", 1)[0] in prefixes:
+            if is_trial_of(name, task_id):
                 result = Path(root, name, RESULT_FILE)
                 if result.is_file():
                     found.append(result)
-            if _TRIAL_FOLDER.match(name):
+            if is_trial_folder(name):
                 dirs.remove(name)
     return found
-
-
-def _trial_prefixes(task_id: str) -> set[str]:
-    """Names Harbor may give the trial folder (older Harbor: uncut; newer: `_-` stripped after the cut)."""
-    cut = task_id[:_HARBOR_NAME_LIMIT]
-    return {task_id, cut, cut.rstrip("_-")}
 
 
 def _belongs_to(path: Path, task_id: str) -> bool:

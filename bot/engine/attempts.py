@@ -8,22 +8,20 @@ its log must not colour the retry's classification. They are kept, next to the l
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 from bot.csb.json_file import read_json
 from bot.csb.paths import lane_path
 from bot.csb.results import RESULT_SIZE_LIMIT
+from bot.csb.trials import is_trial_folder, is_trial_of
 from bot.domain.errors import InfraError
 
 RETRIED_DIR = "retried"
-_TRIAL_FOLDER = re.compile(r".+__[A-Za-z0-9]{7}$")
-_HARBOR_NAME_LIMIT = 32
 
 
 def retire_attempt(
-    repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int, job: str | None = None
+    repo: Path, jobs_dir: str, log_path: str, task_id: str, attempt: int, job: str | None
 ) -> Path | None:
     """Move attempt `attempt`'s job dirs and log aside; returns where they went, or None if nothing.
 
@@ -60,7 +58,7 @@ def _job_dirs(jobs: Path) -> list[Path]:
 def _is_job(folder: Path) -> bool:
     if (folder / "config.json").is_file():
         return True
-    return any(t.is_dir() and _TRIAL_FOLDER.match(t.name) for t in folder.iterdir())
+    return any(t.is_dir() and is_trial_folder(t.name) for t in folder.iterdir())
 
 
 def _belongs(job: Path, task_id: str) -> bool:
@@ -70,9 +68,4 @@ def _belongs(job: Path, task_id: str) -> bool:
         return bool(Path(config["tasks"][0]["path"]).name == task_id)
     except (OSError, ValueError, KeyError, IndexError, TypeError):  # UnreadableJson is a ValueError
         pass
-    cut = task_id[:_HARBOR_NAME_LIMIT]
-    names = {task_id, cut, cut.rstrip("_-")}
-    return any(
-        t.is_dir() and _TRIAL_FOLDER.match(t.name) and t.name.rsplit("__", 1)[0] in names
-        for t in job.iterdir()
-    )
+    return any(t.is_dir() and is_trial_of(t.name, task_id) for t in job.iterdir())

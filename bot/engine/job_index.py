@@ -9,15 +9,12 @@ judged inside its own job dir. When that is not unambiguous, the whole jobs dir 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from bot.csb.command import job_name
 from bot.csb.results import find_trial_result, trial_in_job
+from bot.csb.trials import trial_task_part, trial_task_parts
 from bot.store.models import Lane
-
-_TRIAL_FOLDER = re.compile(r"(.+)__[A-Za-z0-9]{7}$")
-_HARBOR_NAME_LIMIT = 32
 
 
 class JobIndex:
@@ -37,7 +34,7 @@ class JobIndex:
             self._refresh(jobs_dir)
             self._fresh.add(jobs_dir)
         known = self._jobs.get(jobs_dir, {})
-        names = _trial_names(task_id)
+        names = trial_task_parts(task_id)
         matches = [job for job, prefixes in known.items() if prefixes & names]
         return jobs_dir / matches[0] if len(matches) == 1 else jobs_dir
 
@@ -61,13 +58,7 @@ def _trial_prefixes(job_dir: Path) -> frozenset[str]:
         names = [entry.name for entry in os.scandir(job_dir) if entry.is_dir()]
     except OSError:
         return frozenset()
-    return frozenset(match.group(1) for name in names if (match := _TRIAL_FOLDER.match(name)))
-
-
-def _trial_names(task_id: str) -> frozenset[str]:
-    """What Harbor may call the trial folder of `task_id` (cut to 32 characters; newer: `_-` stripped)."""
-    cut = task_id[:_HARBOR_NAME_LIMIT]
-    return frozenset({task_id, cut, cut.rstrip("_-")})
+    return frozenset(part for name in names if (part := trial_task_part(name)) is not None)
 
 
 def attempt_job_dir(repo: Path, lane: Lane) -> Path:

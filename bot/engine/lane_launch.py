@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.csb.command import LaunchConfig, daytona_labels, job_name, lane_command
+from bot.csb.command import LaunchConfig, job_name, lane_argv
 from bot.csb.lane_env import (
     EnvLocal,
     LaneVars,
@@ -55,19 +55,9 @@ class LaneLauncher:
         env = lane_env(batch, self._lane_vars(lane, home, task_path))
         env[MARKER_ENV] = marker
         job = job_name(run.id or 0, lane.id or 0, attempt)
-        argv = lane_command(
-            cfg.harbor,
-            absolute(cfg.repo, task_path),
-            run.model,
-            lane.jobs_dir,
-            job=job,
-            env=cfg.harbor_env,
-            timeout_multiplier=cfg.timeout_multiplier,
-            labels=daytona_labels(env, run.model, job) if cfg.harbor_env.daytona else (),
-        )
         return LaneLaunch(
             lane_id=lane.id or 0,
-            argv=argv,
+            argv=lane_argv(cfg, absolute(cfg.repo, task_path), run.model, lane.jobs_dir, job, env),
             cwd=cfg.repo,
             env=env,
             log_path=lane_path(cfg.repo, lane.jobs_dir, lane.log_path),

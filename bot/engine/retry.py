@@ -13,11 +13,6 @@ STOP_CANCEL = "cancel"
 _RATE_LIMIT = re.compile(r"rate[ _-]?limit|(?<![\d.])429(?!\d)|overloaded", re.I)
 
 
-def backoff(failures: int, *, base: float, cap: float) -> timedelta:
-    """Capped exponential backoff before retry number `failures` (base, 2×base, 4×base … cap)."""
-    return timedelta(seconds=min(cap, base * 2 ** max(0, failures - 1)))
-
-
 def is_rate_limit(outcome: TrialOutcome) -> bool:
     """An infrastructure failure caused by the account's API limits: the account should rest."""
     return outcome.infra and bool(_RATE_LIMIT.search(outcome.reason or ""))

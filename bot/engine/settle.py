@@ -16,9 +16,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain.backoff import backoff
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNSTOPPED_RUN_STATES
-from bot.engine.retry import backoff, is_rate_limit, stopped_outcome
+from bot.engine.retry import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.counterparts import missing_counterparts
-from bot.csb.preflight import DEFAULT_TIMEOUT_S, AccountHealth, account_health, run_preflight
+from bot.csb.preflight import AccountHealth, account_health, run_preflight
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 
@@ -67,13 +67,13 @@ class CheckRunner:
         env: Mapping[str, str],
         *,
         daytona: bool,
-        redact: Redactor | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        redact: Redactor,
+        timeout_s: float,
     ) -> None:
         self._repo = repo
         self._env = env
         self._daytona = daytona
-        self._redact = redact or Redactor.from_env(env)
+        self._redact = redact
         self._timeout_s = timeout_s
 
     async def run(self, spec: RunSpec) -> RequestChecks:
@@ -101,4 +101,4 @@ class CheckRunner:
 
     async def accounts(self) -> AccountHealth | None:
         """CSB's account verdict for `/csb accounts`, with the same environment, limit and redaction."""
-        return await account_health(self._repo, env=self._env, timeout_s=self._timeout_s, redact=self._redact)
+        return await account_health(self._repo, self._env, timeout_s=self._timeout_s, redact=self._redact)

@@ -107,6 +107,6 @@ class QueryService:
             lanes_done=sum(1 for lane in lanes if lane.state.is_final),
             lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
             queue_position=figures.position,
-            eta_seconds=figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec,
+            eta_seconds=figures.eta_sec,
             visible=self._may_see(request, viewer),
         )

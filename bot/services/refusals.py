@@ -7,7 +7,7 @@ import logging
 
 from bot.domain.clock import Clock
 from bot.store import audit
-from bot.store.availability import unavailable
+from bot.store.availability import DATABASE_ERRORS, unavailable
 from bot.store.db import Store
 from bot.store.models import RunRequest
 
@@ -42,7 +42,7 @@ async def record_refusal(
                 revision=request.revision,
                 reason=reason[:_REASON_CHARS],
             )
-    except Exception as exc:
+    except DATABASE_ERRORS as exc:
         if not unavailable(exc):
             raise
         log.warning("refusal of %s by %s not in the audit trail: database unavailable", action, actor)

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from bot.domain.clock import Clock
 from bot.store import interactions
-from bot.store.availability import unavailable
+from bot.store.availability import DATABASE_ERRORS, unavailable
 from bot.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class ReplayGuard:
             async with self._store.write() as session:
                 await interactions.forget_before(session, now - KEEP_FOR)
                 fresh = await interactions.first_sight(session, key, now)
-        except Exception as exc:
+        except DATABASE_ERRORS as exc:
             if not unavailable(exc):
                 raise
             return True

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.store import outbox
-from bot.store.availability import unavailable
+from bot.store.availability import DATABASE_ERRORS, unavailable
 from bot.store.db import Store
 from bot.store.models import OutboxKind
 
@@ -35,7 +35,7 @@ class ReplyService:
             try:
                 await self._enqueue(OutboxKind.EPHEMERAL, text=text, response_url=response_url)
                 return
-            except Exception as exc:
+            except DATABASE_ERRORS as exc:
                 if not unavailable(exc):
                     raise
                 log.warning("database unavailable (%s); replying directly", type(exc).__name__)

@@ -29,6 +29,7 @@ from pathlib import Path
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.domain.backoff import backoff
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.services.requests import withdraw_unpostable
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 
 ROUND_ROWS = 200  # rows a delivery round takes on
 LANE_ROWS = 50  # of which at most this many from one conversation
+FIRST_RETRY_SEC = 1.0  # a failed Slack call is tried again after 1, 2, 4 … s, up to `max_backoff_seconds`
 
 
 class Notifier:
@@ -60,7 +62,7 @@ class Notifier:
         repo: Path,
         *,
         eager: bool,
-        may_deliver: Callable[[], bool] = lambda: True,
+        may_deliver: Callable[[], bool],
     ) -> None:
         self._store = store
         self._clock = clock
@@ -76,7 +78,7 @@ class Notifier:
         self._followups = Followups(store, clock)
         self._senders = Senders(store, client, clock, policy, repo, pacer, self._poster, self._followups)
         self._busy: set[str] = set()  # conversations a delivery round is working through
-        self._rounds: set[asyncio.Task[int]] = set()
+        self._rounds: set[asyncio.Task[int]] = set()  # held, so the loop does not drop a round under way
 
     def kick(self) -> None:
         """Deliver now instead of at the next tick, so a reply does not wait for the timer.
@@ -94,10 +96,6 @@ class Notifier:
         task = asyncio.create_task(self._round())
         self._rounds.add(task)
         task.add_done_callback(self._rounds.discard)
-
-    async def close(self) -> None:
-        """Let the rounds under way finish (each call is bounded by the client's timeout)."""
-        await asyncio.gather(*self._rounds, return_exceptions=True)
 
     async def _round(self) -> int:
         try:
@@ -217,7 +215,7 @@ class Notifier:
             await self._followups.queue_home_refresh()
 
     def _backoff(self, item: OutboxItem) -> timedelta:
-        return outbox.backoff(item.attempts + 1, cap=self._config.max_backoff_seconds)
+        return backoff(item.attempts + 1, base=FIRST_RETRY_SEC, cap=self._config.max_backoff_seconds)
 
     async def _postpone(self, item: OutboxItem, until: datetime, error: str, *, count: bool) -> None:
         assert item.id is not None

@@ -75,7 +75,6 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         by_status = counts.setdefault(lane.role, {})
         by_status[lane.state] = by_status.get(lane.state, 0) + 1
     figures = await queue.queue_figures(session, run_id)
-    eta = figures.start_eta_sec if figures.position is not None else figures.finish_eta_sec
     return RunCardView(
         run_id=run_id,
         state=run.state,
@@ -87,7 +86,7 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         lanes_retrying=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED and lane.infra_failures),
         counts=dict(sorted(counts.items(), key=lambda item: item[0] != LaneRole.BASELINE.value)),
         queue_position=figures.position,
-        eta_seconds=eta,
+        eta_seconds=figures.eta_sec,
         started_at=run.started_at,
         finished_at=run.finished_at,
         now=now,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+# Every error `unavailable` can say yes to: catch these, ask it, and let the rest (bugs) through.
+DATABASE_ERRORS = (SQLAlchemyError, OSError)
 
 _BUSY_WORDS = ("locked", "busy", "unable to open", "disk i/o", "connection", "could not connect")
 # PostgreSQL's SQLSTATE classes for a server that cannot serve now: connection exceptions (08),

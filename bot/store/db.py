@@ -21,7 +21,7 @@ from bot.store import (
     models,  # noqa: F401  (registers the tables on SQLModel.metadata)
     schema,
 )
-from bot.store.availability import unavailable
+from bot.store.availability import DATABASE_ERRORS, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ class Store:
                 await conn.exec_driver_sql("SELECT 1")
         except TimeoutError:
             return False
-        except Exception as exc:
+        except DATABASE_ERRORS as exc:
             if unavailable(exc):
                 return False
             raise

@@ -87,7 +87,6 @@ class Run(SQLModel, table=True):
     run_dir: str
     model: str
     parallel: int
-    status_ts: str | None = None
     created_at: datetime = Field(sa_column=_time())
     started_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))

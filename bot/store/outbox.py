@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy import text as sql_text
@@ -146,11 +146,6 @@ async def postpone(
         .where(OutboxItem.id == item_id)
         .values(attempts=attempts, next_attempt_at=until, error=error)
     )
-
-
-def backoff(attempts: int, *, base: float = 1.0, cap: float = 60.0) -> timedelta:
-    """Capped exponential backoff for delivery retries (1, 2, 4 … 60 s)."""
-    return timedelta(seconds=min(cap, base * 2 ** max(0, attempts - 1)))
 
 
 async def exists(session: AsyncSession, target: str) -> bool:

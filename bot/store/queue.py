@@ -30,6 +30,12 @@ class QueueFigures:
     start_eta_sec: float | None  # until its first lanes start; 0 once started; None without history
     finish_eta_sec: float | None  # until its last lane ends; None without history or once ended
 
+    @property
+    def eta_sec(self) -> float | None:
+        """The ETA a card and `/csb status` show: until the run starts while it waits in the queue, else
+        until its last lane ends."""
+        return self.start_eta_sec if self.position is not None else self.finish_eta_sec
+
 
 async def queue_position(session: AsyncSession, run_id: int) -> int | None:
     """Place among runs not started yet, `official` first, then by approval time."""
@@ -38,21 +44,17 @@ async def queue_position(session: AsyncSession, run_id: int) -> int | None:
     return ids.index(run_id) + 1 if run_id in ids else None
 
 
-async def mean_lane_seconds(
-    session: AsyncSession, run: Run | None = None, sample: int = DURATION_SAMPLE
-) -> float | None:
-    """Mean duration of recent finished lanes comparable to `run`'s (any lanes without a run)."""
-    if run is None:
-        return await _mean_seconds(session, sample)
+async def mean_lane_seconds(session: AsyncSession, run: Run) -> float | None:
+    """Mean duration of recent finished lanes comparable to `run`'s: of its suites, else of its model."""
     suites = (await session.execute(select(Lane.suite).where(Lane.run_id == run.id).distinct())).scalars()
-    same_suite = await _mean_seconds(session, sample, Lane.suite.in_(list(suites)))
+    same_suite = await _mean_seconds(session, Lane.suite.in_(list(suites)))
     if same_suite is not None:
         return same_suite
     same_model = Lane.run_id.in_(select(Run.id).where(Run.model == run.model))
-    return await _mean_seconds(session, sample, same_model)
+    return await _mean_seconds(session, same_model)
 
 
-async def _mean_seconds(session: AsyncSession, sample: int, *where: Any) -> float | None:
+async def _mean_seconds(session: AsyncSession, *where: Any) -> float | None:
     rows = await session.execute(
         select(Lane.started_at, Lane.finished_at)
         .where(
@@ -62,13 +64,13 @@ async def _mean_seconds(session: AsyncSession, sample: int, *where: Any) -> floa
             *where,
         )
         .order_by(Lane.finished_at.desc())
-        .limit(sample)
+        .limit(DURATION_SAMPLE)
     )
     durations = [(end - start).total_seconds() for start, end in rows.all()]
     return sum(durations) / len(durations) if durations else None
 
 
-async def queue_figures(session: AsyncSession, run_id: int, slots: int | None = None) -> QueueFigures:
+async def queue_figures(session: AsyncSession, run_id: int) -> QueueFigures:
     run = await runs.get_run(session, run_id)
     if run is None or run.state.is_final:
         return QueueFigures(position=None, start_eta_sec=None, finish_eta_sec=None)
@@ -76,7 +78,7 @@ async def queue_figures(session: AsyncSession, run_id: int, slots: int | None = 
     mean = await mean_lane_seconds(session, run)
     if mean is None:
         return QueueFigures(position=position, start_eta_sec=None, finish_eta_sec=None)
-    pool = slots or await _published_slots(session)
+    pool = await _published_slots(session)
     queued, running = await _lane_counts(session)
     ahead = await _work_ahead(session, run, queued, running)
     own = queued.get(run_id, 0) + 0.5 * running.get(run_id, 0)

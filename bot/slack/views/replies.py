@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.csb.command import LaunchConfig, lane_command, model_short, shell_line
-from bot.csb.lane_env import instruction_variant
+from bot.csb.command import LaunchConfig, job_name, jobs_dir, lane_argv, run_dir_name, shell_line
+from bot.csb.lane_env import LaneVars, instruction_variant, lane_env
 from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.policy import BOT_ACTOR
-from bot.domain.spec import Category, LaneRole, RunSpec
-from bot.domain.states import RUN_STATES_WITH_ETA
+from bot.domain.spec import Category, LanePlan, LaneRole, RunSpec, TaskRef
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
@@ -48,21 +47,11 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> lis
         "Lanes: " + ", ".join(f"{lane.role.value} {code(lane.config)}" for lane in spec.lanes),
         "First lane commands (cwd: the CSB checkout):",
     ]
-    short = model_short(params.model)
-    for task in spec.tasks[:PLAN_COMMANDS_SHOWN]:
-        for lane in spec.lanes:
-            argv = lane_command(
-                launch.harbor,
-                task.path,
-                params.model,
-                f"runs/{params.category.value}/{task.suite}_{short}_<time>_<run>/{lane.config}",
-                job="csb_r<run>_l<lane>_a<attempt>",
-                env=launch.harbor_env,
-                timeout_multiplier=launch.timeout_multiplier,
-            )
-            variant = instruction_variant(lane.config, mcp_lane=lane.role is LaneRole.MCP)
-            shown = {"BASELINE_MCP_TYPE": lane.mcp_type, "INSTRUCTION_VARIANT": variant}
-            lines.append(code(shell_line(argv, shown), SECTION_LIMIT // 2))
+    lines += [
+        code(_planned_command(spec, task, lane, launch), SECTION_LIMIT // 2)
+        for task in spec.tasks[:PLAN_COMMANDS_SHOWN]
+        for lane in spec.lanes
+    ]
     if any(lane.role is LaneRole.MCP for lane in spec.lanes):
         lines.append(
             "(An MCP lane, and an artifact baseline, runs a copy of its task with its Dockerfile variant "
@@ -72,6 +61,28 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> lis
     if checks.blocking_reasons:
         lines.append(":x: As it stands this request could not be approved.")
     return chunk_lines(lines)
+
+
+def _planned_command(spec: RunSpec, task: TaskRef, lane: LanePlan, launch: LaunchConfig) -> str:
+    """The lane's command as the engine would build it, with placeholders for what approval decides
+    (the time, the run and lane numbers, the account's HOME)."""
+    category = spec.params.category.value
+    run_dir = run_dir_name(task.suite, spec.params.model, "<time>", "<run>")
+    job = job_name("<run>", "<lane>", "<attempt>")
+    lane_vars = LaneVars(
+        home="<account home>",
+        mcp_type=lane.mcp_type,
+        config=lane.config,
+        task_source_dir=task.path,
+        instruction_variant=instruction_variant(lane.config, mcp_lane=lane.role is LaneRole.MCP),
+        run_id=run_dir,
+        suite=task.suite,
+        task_id=task.task_id,
+        category=category,
+    )
+    env = lane_env({}, lane_vars)
+    argv = lane_argv(launch, task.path, spec.params.model, jobs_dir(category, run_dir, lane.config), job, env)
+    return shell_line(argv, {name: env[name] for name in ("BASELINE_MCP_TYPE", "INSTRUCTION_VARIANT")})
 
 
 def checkout_values(
@@ -113,9 +124,8 @@ def _status_line(run: RunProgress) -> str:
     if not run.visible:
         return f"• #{run.run_id} {run.state} (details in its channel)"
     where = f" #{run.queue_position} in the queue" if run.queue_position else ""
-    eta = ""
-    if run.state in RUN_STATES_WITH_ETA:  # a paused or stopping run has no ETA to give
-        eta = f", {eta_text(run.eta_seconds, queued=bool(run.queue_position))}"
+    eta = eta_text(run.state, run.eta_seconds)
+    eta = f", {eta}" if eta else ""
     return (
         f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
         f"{run.lanes_running} running{eta} ({code(run.run_dir)})"

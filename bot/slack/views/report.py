@@ -103,7 +103,7 @@ def task_order(view: ReportView) -> list[PairOutcome]:
     return [pair for _, pairs in _task_groups(view) for pair in pairs]
 
 
-def task_line(pair: PairOutcome, single_lane: LaneRole | None = None) -> str:
+def task_line(pair: PairOutcome, single_lane: LaneRole | None) -> str:
     roles = (single_lane,) if single_lane else (LaneRole.BASELINE, LaneRole.MCP)
     parts = [_lane_words(role, _lane(pair, role)) for role in roles]
     return f"{code(pair.task_id, 150)}  " + " · ".join(parts)

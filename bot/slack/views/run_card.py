@@ -101,17 +101,22 @@ def _timing(run: RunCardView) -> str | None:
     if run.started_at and run.now:
         elapsed = (run.finished_at or run.now) - run.started_at
         parts.append(f"elapsed {duration(elapsed)}")
-    if run.state in RUN_STATES_WITH_ETA:
-        parts.append(eta_text(run.eta_seconds, queued=run.state == RunState.QUEUED))
+    eta = eta_text(run.state, run.eta_seconds)
+    if eta:
+        parts.append(eta)
     return " · ".join(parts) or None
 
 
-def eta_text(seconds: float | None, *, queued: bool) -> str:
-    """The ETA ("ETA ~4 min"), or "ETA unknown" until comparable lanes have finished to measure by."""
-    what = "starts in" if queued else "ETA"
+def eta_text(state: RunState, seconds: float | None) -> str:
+    """When a queued run starts or a running one ends ("ETA ~4 min"), "… unknown" until comparable
+    lanes have finished to measure by, and "" for a run whose next lanes will not start (paused,
+    stopping or ended): it has no ETA to give."""
+    if state not in RUN_STATES_WITH_ETA:
+        return ""
+    queued = state == RunState.QUEUED
     if seconds is None:
         return "start time unknown" if queued else "ETA unknown"
-    return f"{what} ~{duration(timedelta(seconds=seconds))}"
+    return f"{'starts in' if queued else 'ETA'} ~{duration(timedelta(seconds=seconds))}"
 
 
 def duration(delta: timedelta) -> str:
