@@ -26,8 +26,8 @@ def submission_key(user_id: str, view: dict[str, Any]) -> str:
     which values: a submit carries no `action_ts`, and the same person may submit the same modal again
     only with other values (a first submit that closes it leaves nothing to submit again).
     """
-    values = (view.get("state") or {}).get("values", {})
-    digest = hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
+    state = json.dumps(view.get("state"), sort_keys=True, default=str)  # the values, as submitted
+    digest = hashlib.sha256(state.encode()).hexdigest()
     parts = (user_id, "view", str(view.get("id", "")), str(view.get("hash", "")), digest)
     return _key(*parts)
 
