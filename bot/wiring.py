@@ -131,7 +131,7 @@ def build_bot(
     inflight = InFlight()
     clicks = RunControlClicks(control, replies, directory, client, replays)
     app = create_app(
-        settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks
+        settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks, replays
     )
     return Bot(
         settings=settings,

@@ -1,5 +1,5 @@
 """End to end: with the database locked by another process, a command is still acked at once and
-answered, never silently dropped."""
+answered, never silently dropped; so is a modal's submit."""
 
 from __future__ import annotations
 
@@ -10,8 +10,13 @@ from pathlib import Path
 
 import pytest
 from harness import Harness, running_bot
+from sqlalchemy.exc import OperationalError
+from test_e2e_gate import prefilled_values
+from test_e2e_run import request_card
+from test_race_guards import open_modal, submit_reject
 
 from bot.playground import APPROVER, REQUESTER
+from bot.services.requests import RunRequestService
 
 pytestmark = pytest.mark.slow
 
@@ -47,3 +52,55 @@ async def test_locked_database_acks_fast_and_answers_busy(tmp_path: Path) -> Non
         await h.bot.inflight.wait_idle()
         with sqlite3.connect(tmp_path / "bot.db") as db:
             assert db.execute("select count(*) from run_requests").fetchone()[0] == 0  # told, not done
+
+
+async def dm_texts(h: Harness, user: str, count: int, within: float = 60.0) -> list[str]:
+    """Poll the Slack stand-in for `count` messages in `user`'s DM with the app."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        texts = [str(m.get("text", "")) for m in h.standin.messages(f"D{user[1:]}")]
+        if len(texts) >= count:
+            return texts
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{user}'s DM had {count} messages not within {within} s")
+
+
+async def test_locked_database_during_a_modal_submit_acks_fast_and_answers_busy_in_the_dm(
+    tmp_path: Path,
+) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        view_id = await open_modal(h, APPROVER, card, "Reject")
+        lock = sqlite3.connect(tmp_path / "bot.db", timeout=0, isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+        try:
+            started = time.monotonic()
+            await submit_reject(h, APPROVER, view_id, "not this week")
+            assert time.monotonic() - started < 3.0
+            (busy,) = await dm_texts(h, APPROVER, 1)  # a modal's submit has no response_url
+        finally:
+            lock.rollback()
+            lock.close()
+        assert "busy" in busy and "try again in a moment" in busy
+        await h.deliver()
+        assert h.ephemeral_texts(APPROVER) == []
+        with sqlite3.connect(tmp_path / "bot.db") as db:
+            assert db.execute("select state from run_requests").fetchone()[0] == "pending"  # told, not done
+
+
+async def test_a_modal_whose_check_finds_the_database_away_stays_open_with_the_busy_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        view_id = await open_modal(h, REQUESTER, card, "Edit")
+
+        async def away(*_args: object) -> None:  # as PostgreSQL answers while it restarts
+            raise OperationalError("SELECT", {}, Exception("could not connect to server"))
+
+        monkeypatch.setattr(RunRequestService, "resolve", away)
+        response = await h.driver.submit_view(REQUESTER, view_id, prefilled_values(h.standin.views[view_id]))
+        assert response.json is not None and response.json["response_action"] == "errors"
+        (line,) = response.json["errors"].values()
+        assert "busy" in line and "try again in a moment" in line
+        assert view_id in h.standin.views  # kept open, the input intact for a second try

@@ -11,6 +11,7 @@ from test_e2e_run import card_text, labels, request_card
 
 from bot.domain.mrkdwn import escape
 from bot.playground import REQUESTER
+from bot.playground.blockkit_limits import MAX_SECTION_TEXT
 from bot.store import requests
 from bot.store.models import RequestState
 
@@ -187,3 +188,20 @@ async def test_accounts_says_when_csb_has_no_health_script_and_shows_its_verdict
         reply = h.ephemeral_texts(REQUESTER)[-1]
         assert "not ok to launch" in reply and "Recommended parallel: 4" in reply
         assert "`account2` token_low, 0 free slots (token&lt;90m)" in reply  # escaped: Slack shows `<`
+
+
+async def test_a_dry_run_too_long_for_one_reply_comes_in_ordered_whole_parts(tmp_path: Path) -> None:
+    model = "anthropic/claude-" + "x" * 180  # near the 200-character limit: four lane commands overflow
+    async with running_bot(tmp_path) as h:
+        response = await h.driver.slash_command(REQUESTER, f"run csb_sdlc_fix --model {model} --dry-run")
+        assert response.status == 200
+        await h.deliver()
+        parts = h.ephemeral_texts(REQUESTER)
+        assert len(parts) > 1, parts
+        assert all(len(part) <= MAX_SECTION_TEXT for part in parts)
+        assert parts[0].startswith("*Dry run*") and "*Preflight*" in parts[-1]  # in order
+        lines = "\n".join(parts).splitlines()
+        commands = [line for line in lines if line.startswith("`BASELINE_MCP_TYPE=")]
+        assert len(commands) == 4 and all(model in line and line.endswith("`") for line in commands)  # whole
+        assert "SOURCEGRAPH_ACCESS_TOKEN is set" in parts[-1] and "account_health.py" in lines[-1]
+        assert await request_count(h.bot.store) == 0

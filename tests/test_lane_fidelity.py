@@ -320,7 +320,7 @@ async def test_after_the_run_csbs_scripts_run_and_their_findings_reach_the_threa
                 if i.kind is OutboxKind.NOTICE
             ]
         [text] = [notice for notice in notices if "After the batch" in notice]
-        assert "task metrics written for 6 trial(s)" in text
+        assert "task metrics written for 6 trials" in text
         assert (
             "`csb_sdlc_fix/baseline-local-direct`: 3 checked, 1 critical, flagged: pagination-offset-fix-001"
             in text
@@ -376,7 +376,7 @@ async def test_a_missing_dockerfile_variant_blocks_approval_naming_the_task(tmp_
         card = await request_card(h, f"run csb_sdlc_fix --selection-file {VARIANTS}")
         shown = card_text(card)
         assert (
-            "1 task(s) cannot run these lanes: `header-parse-fix-001` (no environment/Dockerfile.sg_only)"
+            "1 task cannot run these lanes: `header-parse-fix-001` (no environment/Dockerfile.sg_only)"
             in shown
         )
         assert labels(card) == ["Reject", "Edit"]

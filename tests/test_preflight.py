@@ -165,7 +165,7 @@ async def test_a_missing_dockerfile_variant_blocks_naming_each_task(repo: Path) 
     finding = _finding(await _preflight(repo, spec), PreflightCheck.DOCKERFILE_VARIANTS)
     assert finding.blocking
     assert finding.message.startswith(
-        f"1 task(s) cannot run these lanes: `{first.task_id}` (no environment/Dockerfile.sg_only)"
+        f"1 task cannot run these lanes: `{first.task_id}` (no environment/Dockerfile.sg_only)"
     )
     baseline_only = _spec(repo, suite="csb_sdlc_design", mode=Mode.BASELINE_ONLY)
     assert not _finding(await _preflight(repo, baseline_only), PreflightCheck.DOCKERFILE_VARIANTS).blocking

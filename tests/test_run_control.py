@@ -269,7 +269,7 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
         await h.deliver()
         await run_until_idle(h.bot.engine)
         assert set(await lane_states(h, 3)) == {(PAGE, "baseline"), (PAGE, "mcp")}
-        assert ("rerun requested", REQUESTER, "request #3 over 1 tasks") in await audit_trail(h)
+        assert ("rerun requested", REQUESTER, "request #3 over 1 task") in await audit_trail(h)
 
 
 async def rerun_tasks(h: Harness, request_id: int) -> list[str]:
@@ -294,3 +294,17 @@ def test_command_arguments() -> None:
     assert parse_resume_args(" #7 ") == 7
     with pytest.raises(UserInputError, match="expected a run number"):
         parse_resume_args("seven")
+
+
+async def test_stop_texts_count_lanes_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
+    overrides = f'[policy.staging.override_approvers]\nusers = ["{APPROVER}"]\n'
+    async with bot(tmp_path, config_text=overrides) as h:
+        card = await approved_run(h, "run csb_sdlc_fix --baseline-only --parallel 2 --allow-unpaired")
+        await h.driver.slash_command(REQUESTER, "cancel 1 wrong model")
+        await h.deliver()
+        (said,) = h.ephemeral_texts(REQUESTER)
+        assert "1 queued lane dropped; 2 running lanes are being stopped." in said
+        await h.bot.engine.run_until_idle()
+        await h.deliver()
+        assert "1 queued lane dropped" in thread_texts(h, card)

@@ -22,6 +22,7 @@ from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
 from bot.domain.stats import LaneResult, PairOutcome
+from bot.domain.words import agree, plural
 from bot.playground import check_message_blocks, check_view
 from bot.playground.blockkit_limits import MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.services.checks import CheckLine, RequestChecks
@@ -29,7 +30,7 @@ from bot.services.queries import RunProgress
 from bot.slack.views import CardView, RunCardView, approval_card, card_fallback_text, home_tab
 from bot.slack.views.cancel_modal import cancel_modal
 from bot.slack.views.edit_modal import edit_modal
-from bot.slack.views.format import CONTEXT_LIMIT, plural
+from bot.slack.views.format import CONTEXT_LIMIT
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
 from bot.slack.views.reject_modal import reject_modal
 from bot.slack.views.replies import (
@@ -302,3 +303,9 @@ def test_eta_unknown_until_comparable_lanes_have_finished() -> None:
 def test_a_model_not_of_the_form_provider_name_is_flagged_and_a_proper_one_is_not() -> None:
     assert "not of the form" in card_texts(CARDS["pending"])
     assert "not of the form" not in card_texts(one_task_card())
+
+
+def test_verbs_agree_with_their_count() -> None:
+    assert f"{plural(1, 'running lane')} {agree(1, 'is', 'are')}" == "1 running lane is"
+    assert f"{plural(2, 'running lane')} {agree(2, 'finishes', 'finish')}" == "2 running lanes finish"
+    assert plural(2, "reply", "replies") == "2 replies" and agree(0, "task") == "tasks"

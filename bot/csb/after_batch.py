@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.domain.words import plural
+
 # The harness calls scripts/evaluation/…; older checkouts keep it at scripts/.
 METRICS_SCRIPTS = ("scripts/evaluation/extract_task_metrics.py", "scripts/extract_task_metrics.py")
 VALIDATE_SCRIPT = "scripts/authoring/validate_task_run.py"
@@ -47,7 +49,8 @@ class AfterBatch:
         if not self.ran:
             return None
         lines = [
-            f"*After the batch* (CSB's scripts): task metrics written for {self.metrics_written} trial(s)"
+            f"*After the batch* (CSB's scripts): task metrics written for "
+            f"{plural(self.metrics_written, 'trial')}"
         ]
         if self.metrics_failed:
             lines[0] += f", {self.metrics_failed} failed"

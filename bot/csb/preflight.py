@@ -30,6 +30,7 @@ from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
+from bot.domain.words import plural
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ def _variants(repo: Path, spec: RunSpec) -> Finding:
     more = f" and {len(problems) - _LIST_LIMIT} more" if len(problems) > _LIST_LIMIT else ""
     return _block(
         PreflightCheck.DOCKERFILE_VARIANTS,
-        f"{len(problems)} task(s) cannot run these lanes: {shown}{more} "
+        f"{plural(len(problems), 'task')} cannot run these lanes: {shown}{more} "
         "(CSB: run scripts/generate_sgonly_dockerfiles.py for them)",
     )
 

@@ -12,6 +12,7 @@ from bot.csb.counterparts import missing_counterparts
 from bot.csb.preflight import AccountHealth, account_health, run_preflight
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
+from bot.domain.words import agree, plural
 
 MISSING_SHOWN = 10
 
@@ -52,7 +53,7 @@ class RequestChecks(BaseModel):
 
 
 def _tasks_have(count: int) -> str:
-    return "1 task has" if count == 1 else f"{count} tasks have"
+    return f"{plural(count, 'task')} {agree(count, 'has', 'have')}"
 
 
 class CheckRunner:

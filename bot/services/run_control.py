@@ -24,6 +24,7 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import CANCELLABLE_RUN_STATES, UNSTOPPED_RUN_STATES, RequestState, RunState
+from bot.domain.words import agree, plural
 from bot.services.control_args import CANCEL_USAGE, STATUS_USAGE, check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
@@ -189,7 +190,7 @@ class RunControlService:
                 actor=actor.user_id,
                 at=now,
                 spec_hash=request.spec_hash,
-                reason=f"request #{new_id} over {tasks} tasks",
+                reason=f"request #{new_id} over {plural(tasks, 'task')}",
             )
 
     def _write_selection(self, run: Run, lanes: list[Lane], only: Collection[LaneStatus]) -> str:
@@ -271,12 +272,14 @@ def _task_dir(task_path: str) -> str:
 
 def _stop_text(run_id: int, user: str, reason: str, drain: bool, dropped: int, running: int) -> str:
     reason = escape(clip(reason, STOP_REASON_SHOWN))
+    queued = f"{plural(dropped, 'queued lane')} dropped"
+    running_lanes = plural(running, "running lane")
     if drain:
         return (
             f":double_vertical_bar: <@{user}> is draining run #{run_id}: {reason}. No new pairs start "
-            f"({dropped} queued lanes dropped); {running} running lanes finish."
+            f"({queued}); {running_lanes} {agree(running, 'finishes', 'finish')}."
         )
     return (
-        f":stop_button: <@{user}> cancelled run #{run_id}: {reason}. {dropped} queued lanes dropped; "
-        f"{running} running lanes are being stopped."
+        f":stop_button: <@{user}> cancelled run #{run_id}: {reason}. {queued}; "
+        f"{running_lanes} {agree(running, 'is', 'are')} being stopped."
     )

@@ -10,9 +10,11 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.services.home import HomeService
+from bot.services.replays import ReplayGuard
 from bot.settings import Settings
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
+from bot.slack.direct_reply import dm_now
 from bot.slack.errors import describe
 from bot.slack.inflight import InFlight
 from bot.slack.listeners import approval, command, home, run_control
@@ -49,13 +51,18 @@ def create_app(
     inflight: InFlight,
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks,
+    replays: ReplayGuard,
 ) -> AsyncApp:
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_OWN_CLIENT_NOTE)  # once: the same filter
     app = AsyncApp(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
     )
-    listen = Prologue(inflight, notifier)
+
+    async def direct(user_id: str, text: str) -> None:
+        await dm_now(client, user_id, text)
+
+    listen = Prologue(inflight, notifier, replays, direct)
     command.register(app, router, listen)
     home.register(app, home_service, listen)
     approval.register(app, decisions, listen)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
 from bot.domain.mrkdwn import escape
@@ -68,6 +69,23 @@ async def answering(
             return
     if answer:
         await reply(answer)
+
+
+T = TypeVar("T")
+
+
+async def unless_busy(work: Callable[[], Awaitable[T]], when_busy: Callable[[], Awaitable[T]]) -> T:
+    """`work`'s result, or `when_busy`'s when the database is locked or away; other errors go on up.
+
+    For answers that must not go through the database, as a modal's submit needs (no response_url).
+    """
+    try:
+        return await work()
+    except Exception as exc:
+        if not unavailable(exc):
+            raise
+        log.warning("database unavailable: %s", exc)
+        return await when_busy()
 
 
 def _usage(hint: str) -> str:

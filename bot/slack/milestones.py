@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from bot.domain import outbox_keys
 from bot.domain.states import RunState
-from bot.slack.views.format import plural
+from bot.domain.words import plural
 from bot.slack.views.run_card import RunCardView
 
 QUARTERS = (25, 50, 75)

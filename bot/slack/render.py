@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.words import plural
 from bot.services.checks import RequestChecks
 from bot.slack.views import CardView
-from bot.slack.views.format import plural
 from bot.slack.views.run_card import RunCardView
 from bot.store import approvals, queue, requests, runs
 from bot.store.models import Lane, RunRequest

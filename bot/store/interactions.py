@@ -1,4 +1,5 @@
-"""Clicks already handled, so a replayed one is recognised; rows older than the replay window go."""
+"""Clicks and modal submits already handled, so a replayed one is recognised; rows older than the
+replay window go."""
 
 from __future__ import annotations
 

@@ -11,17 +11,25 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck
 
+from bot.services.replays import ReplayGuard
+from bot.slack.errors import BUSY, unless_busy
 from bot.slack.inflight import InFlight
 from bot.slack.notifier import Notifier
 
 Work = Callable[[], Awaitable[None]]
 Check = Callable[[], Awaitable[dict[str, str] | None]]
+# Tells a person something without the database: a modal's submit has no response_url to answer.
+DirectAnswer = Callable[[str, str], Awaitable[None]]
 
 
 class Prologue:
-    def __init__(self, inflight: InFlight, notifier: Notifier) -> None:
+    def __init__(
+        self, inflight: InFlight, notifier: Notifier, replays: ReplayGuard, direct: DirectAnswer
+    ) -> None:
         self._inflight = inflight
         self._notifier = notifier
+        self._replays = replays
+        self._direct = direct
 
     async def run(self, ack: AsyncAck, body: dict[str, Any], work: Work, *, at_once: bool = False) -> None:
         """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
@@ -31,15 +39,33 @@ class Prologue:
         self._notifier.kick()
 
     async def submit(self, ack: AsyncAck, body: dict[str, Any], check: Check, work: Work) -> None:
-        """A modal's submit: `check` (a quick read) keeps the modal open with its errors, else as `run`."""
+        """A modal's submit: `check` (a quick read) keeps the modal open with its errors, else as `run`,
+        once per submit however often Slack (or anyone holding the signed body) sends it again.
+
+        A database too busy for `check` keeps the modal open with the busy line, the person's input
+        intact; one too busy for the work, found after the ack, is answered in their DM.
+        """
+
+        async def busy() -> dict[str, str] | None:
+            return busy_errors(body)
+
         async with self._inflight.track():
-            errors = await check()
+            errors = await unless_busy(check, busy)
             if errors:
                 await ack(response_action="errors", errors=errors)
                 return
             await ack()
-            await self._work(body, work, at_once=False)
+            await self._work(body, lambda: self._once(body, work), at_once=False)
         self._notifier.kick()
+
+    async def _once(self, body: dict[str, Any], work: Work) -> None:
+        user_id = sender(body)
+
+        async def first_time_only() -> None:
+            if await self._replays.first_submission(user_id, body.get("view") or {}):
+                await work()
+
+        await unless_busy(first_time_only, lambda: self._direct(user_id, BUSY))
 
     async def _work(self, body: dict[str, Any], work: Work, at_once: bool) -> None:
         if at_once:
@@ -47,6 +73,13 @@ class Prologue:
             return
         async with self._inflight.turn(sender(body)):
             await work()
+
+
+def busy_errors(body: dict[str, Any]) -> dict[str, str]:
+    """The busy line under the modal's first input: Slack shows `errors` only under an input block."""
+    blocks = (body.get("view") or {}).get("blocks") or []
+    inputs = [b.get("block_id") for b in blocks if b.get("type") == "input" and b.get("block_id")]
+    return {str(inputs[0]): BUSY} if inputs else {}
 
 
 def sender(body: dict[str, Any]) -> str:

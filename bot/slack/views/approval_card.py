@@ -20,6 +20,7 @@ from slack_sdk.models.blocks import (
 from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import RunSpec
 from bot.domain.states import RequestState
+from bot.domain.words import plural
 from bot.services.checks import CheckLine, RequestChecks
 from bot.slack.ids import ActionId
 from bot.slack.payloads import decision_value
@@ -31,7 +32,6 @@ from bot.slack.views.format import (
     clip,
     code,
     escape,
-    plural,
     shown,
     suite_text,
     user,

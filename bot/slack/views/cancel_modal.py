@@ -12,8 +12,9 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.domain.words import plural
 from bot.slack.ids import CallbackId
-from bot.slack.views.format import code, plural
+from bot.slack.views.format import code
 
 MODE_BLOCK = "cancel.mode"
 MODE_ACTION = "value"

@@ -30,11 +30,6 @@ def code(value: str, limit: int = VALUE_LIMIT) -> str:
     return f"`{shown(value.replace('`', 'ʼ'), limit)}`"
 
 
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """The count with its noun, singular for one ("1 task", "2 tasks"); `words` for irregular plurals."""
-    return f"{count} {word if count == 1 else (words or word + 's')}"
-
-
 def user(user_id: str) -> str:
     return f"<@{user_id}>"
 

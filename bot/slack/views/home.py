@@ -17,9 +17,10 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.domain.words import plural
 from bot.slack.ids import ActionId
 from bot.slack.payloads import decision_value
-from bot.slack.views.format import SECTION_LIMIT, clip, code, plural, user
+from bot.slack.views.format import SECTION_LIMIT, clip, code, user
 from bot.slack.views.run_card import progress_bar
 
 MAX_BLOCKS = 100  # Slack's limit for a home tab
@@ -124,7 +125,7 @@ def _queue(home: HomeView) -> Block:
     slots = (
         f"{home.lanes_running}/{home.slots} slots busy"
         if home.slots
-        else f"{home.lanes_running} lanes running"
+        else f"{plural(home.lanes_running, 'lane')} running"
     )
     return ContextBlock(
         elements=[

@@ -10,10 +10,11 @@ from bot.csb.preflight import AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import Category, LanePlan, LaneRole, RunSpec, TaskRef
+from bot.domain.words import plural
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views.approval_card import check_lines
-from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, plural, shown, suite_text, user, when
+from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, shown, suite_text, user, when
 from bot.slack.views.run_card import eta_text
 from bot.store.models import AuditEvent
 
@@ -127,7 +128,7 @@ def _status_line(run: RunProgress) -> str:
     eta = eta_text(run.state, run.eta_seconds)
     eta = f", {eta}" if eta else ""
     return (
-        f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{run.lanes_total} lanes done, "
+        f"• #{run.run_id} {run.state}{where}: {run.lanes_done}/{plural(run.lanes_total, 'lane')} done, "
         f"{run.lanes_running} running{eta} ({code(run.run_dir)})"
     )
 

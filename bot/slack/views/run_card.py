@@ -9,8 +9,9 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, Markdown
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import CANCELLABLE_RUN_STATES, RUN_STATES_WITH_ETA, STOPPING_RUN_STATES, RunState
+from bot.domain.words import plural
 from bot.slack.ids import ActionId
-from bot.slack.views.format import SECTION_LIMIT, clip, plural, shown, user
+from bot.slack.views.format import SECTION_LIMIT, clip, shown, user
 
 BAR_WIDTH = 20
 _COUNTED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
