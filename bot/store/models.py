@@ -238,3 +238,13 @@ class SeenInteraction(SQLModel, table=True):
 
     key: str = Field(primary_key=True)  # "<user>:<action_id>:<action_ts>"
     seen_at: datetime = Field(sa_column=_time())
+
+
+class PaceBudget(SQLModel, table=True):
+    """One Slack rate budget shared by every bot process (`bot/store/pacing.py`): its recent sends, as
+    JSON, changed only under this row's lock."""
+
+    __tablename__ = "pace_budgets"
+
+    name: str = Field(primary_key=True)  # the Web API method paced, e.g. "chat.update"
+    state: str = "{}"  # {"last": {target: time}, "recent": [time, …]}, ISO 8601 in UTC
