@@ -56,8 +56,9 @@ class Sends:
         last = self.last.get(target)
         if last is not None and now - last < budget.interval:
             waits.append(last + budget.interval)
-        if budget.per_minute is not None and len(self.recent) >= budget.per_minute:
-            waits.append(self.recent[-budget.per_minute] + WINDOW)
+        recent = [at for at in self.recent if now - at < WINDOW]
+        if budget.per_minute is not None and len(recent) >= budget.per_minute:
+            waits.append(recent[-budget.per_minute] + WINDOW)
         return max(waits) if waits else None
 
     def add(self, target: str, at: datetime) -> None:
