@@ -8,7 +8,7 @@ makes that test fail):
 
 - lane claim, `lanes.claim_lanes` `WHERE state = 'queued'` (and the run's start, `runs.move_run`
   `WHERE state IN from_states`): `test_a_lane_claimed_from_a_stale_read_is_not_claimed_again`.
-- a lane's end, `lanes.finish_lanes` `WHERE state = 'running' … RETURNING id` (the ids it moved are
+- a lane's end, `lanes.finish_lanes` `WHERE state = 'running' … FOR UPDATE` (the ids it locked and moved are
   the endings counted): `test_a_lane_end_seen_twice_is_settled_and_counted_once`.
 - lease check in a claim, `Dispatcher.claim` `lease.holds(...)`:
   `test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing`; taking an expired lease,

@@ -298,7 +298,7 @@ async def _held_by(w: World, bot: BotProcess) -> bool:
 async def test_a_stopped_bot_lets_go_of_the_timers_at_once(tmp_path: Path, db_url: str) -> None:
     """SIGTERM (a deploy): the bot expires its own lease before it exits, so a replica on another host
     takes the timers at its next tick instead of waiting out the lease time (here two minutes)."""
-    async with world(tmp_path, db_url, CONFIG.replace("lease_ttl_sec = 3", "lease_ttl_sec = 120")) as w:
+    async with world(tmp_path, db_url, CONFIG.replace("lease_ttl_sec = 30", "lease_ttl_sec = 120")) as w:
         bot = await w.start_bot()
         await until(w.lease_pid, "the bot to take the lease")
         bot.proc.send_signal(signal.SIGTERM)

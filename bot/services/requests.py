@@ -146,8 +146,17 @@ class RunRequestService:
         """The checks a request for `spec` would show on its card, without making one (`--dry-run`)."""
         return await self._checks.run(spec)
 
-    async def submit(self, spec: RunSpec, *, actor: Actor, channel_id: str, response_url: str | None) -> int:
-        """Record a pending request with its checks and queue its approval card."""
+    async def submit(
+        self,
+        spec: RunSpec,
+        *,
+        actor: Actor,
+        channel_id: str,
+        response_url: str | None,
+        trigger_id: str | None = None,
+    ) -> int:
+        """Record a pending request with its checks and queue its approval card. A slash command Slack
+        delivered again (same `trigger_id`, to this process or another) gets the request it made."""
         category = spec.params.category
         verdict = may_request(self._policy, category, actor, channel_id)
         if not verdict.allowed:  # no request exists yet, so no audit trail: the log keeps it
@@ -169,8 +178,13 @@ class RunRequestService:
                     category=category.value,
                     checks_json=checks.model_dump_json(),
                     expires_at=now + expiry,
+                    trigger_id=trigger_id,
                 ),
             )
+            if request is None:
+                made = await requests.by_trigger(session, trigger_id or "")
+                assert made is not None and made.id is not None
+                return made.id
             assert request.id is not None
             await audit.record(
                 session,

@@ -111,6 +111,7 @@ class CommandRouter:
             actor=await self._directory.actor(command.user_id),
             channel_id=command.channel_id,
             response_url=command.response_url,
+            trigger_id=command.trigger_id,
         )
         return None  # the card in the channel is the answer
 

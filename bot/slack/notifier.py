@@ -70,6 +70,8 @@ class Notifier:
         self._eager = eager
         self._may_deliver = may_deliver
         pacer = UpdatePacer(
+            store,
+            clock,
             timedelta(seconds=config.card_update_seconds),
             config.updates_per_minute,
             timedelta(seconds=config.post_interval_seconds),

@@ -1,50 +1,59 @@
-"""How often the bot may edit a message: one `chat.update` per card per interval, within one budget.
+"""How often the bot may edit a message or post in a channel: one `chat.update` per card per interval,
+within one budget for the whole deployment.
 
 `chat.update` is tier 3 (about 50 a minute per workspace), so a 264-task run finishing lanes every
 second must not edit its card every second. The outbox coalesces (one pending row per message); this
-decides when that row may go, reading the injected clock.
+decides when that row may go, reading the injected clock. The budgets live in the database
+(`bot/store/pacing.py`), not in this process: the process that takes the timers over from another (a
+deploy, a crash) goes on from where its predecessor's edits left the budget, not from a fresh one.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
+
+from bot.domain.clock import Clock
+from bot.store import pacing
+from bot.store.db import Store
+from bot.store.pacing import Budget
 
 
 class UpdatePacer:
-    def __init__(self, interval: timedelta, per_minute: int, post_interval: timedelta) -> None:
-        self._interval = interval
-        self._per_minute = per_minute
-        self._post_interval = post_interval
-        self._last: dict[str, datetime] = {}
-        self._recent: deque[datetime] = deque()
-        self._last_post: dict[str, datetime] = {}
+    def __init__(
+        self, store: Store, clock: Clock, interval: timedelta, per_minute: int, post_interval: timedelta
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._edits = Budget("chat.update", interval, per_minute)
+        self._posts = Budget("chat.postMessage", post_interval)
 
-    def post_not_before(self, channel: str, now: datetime) -> datetime | None:
-        """chat.postMessage: about one per second per channel, as Slack asks."""
-        last = self._last_post.get(channel)
-        if last is not None and now - last < self._post_interval:
-            return last + self._post_interval
-        return None
+    @asynccontextmanager
+    async def edit(self, message: str, why: str) -> AsyncIterator[None]:
+        """Around one edit of `message` (or App Home publish): raises `Wait` when the budget does not
+        allow it now. The edit counts from when Slack answered (rendering and the call can take a while
+        under load); one that failed gives its place in the budget back."""
+        reserved = self._clock.now()
+        async with self._store.write() as session:
+            wait = await pacing.reserve(session, self._edits, message, reserved)
+        if wait is not None:
+            raise Wait(wait, why)
+        try:
+            yield
+        except Exception:
+            async with self._store.write() as session:
+                await pacing.release(session, self._edits, message, reserved)
+            raise
+        async with self._store.write() as session:
+            await pacing.restamp(session, self._edits, message, reserved, self._clock.now())
 
-    def posted(self, channel: str, now: datetime) -> None:
-        self._last_post[channel] = now
-
-    def not_before(self, message: str, now: datetime) -> datetime | None:
-        """When an update of `message` may be sent; None when it may go now."""
-        while self._recent and now - self._recent[0] >= timedelta(minutes=1):
-            self._recent.popleft()
-        waits = []
-        last = self._last.get(message)
-        if last is not None and now - last < self._interval:
-            waits.append(last + self._interval)
-        if len(self._recent) >= self._per_minute:
-            waits.append(self._recent[0] + timedelta(minutes=1))
-        return max(waits) if waits else None
-
-    def sent(self, message: str, now: datetime) -> None:
-        self._last[message] = now
-        self._recent.append(now)
+    async def claim_post(self, channel: str) -> None:
+        """Before a chat.postMessage: about one per second per channel, as Slack asks; raises `Wait`."""
+        async with self._store.write() as session:
+            wait = await pacing.reserve(session, self._posts, channel, self._clock.now())
+        if wait is not None:
+            raise Wait(wait, "posts paced per channel")
 
 
 class Wait(Exception):

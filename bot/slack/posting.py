@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.clock import Clock
 from bot.slack.ids import MetadataEvent
-from bot.slack.pacing import UpdatePacer, Wait
+from bot.slack.pacing import UpdatePacer
 from bot.slack.webclient import MalformedAnswer
 from bot.store import outbox
 from bot.store.db import Store
@@ -56,13 +56,9 @@ class Poster:
             found = await self._find_posted(channel, thread_ts, item.target)
             if found:
                 return found
-        now = self._clock.now()
-        wait = self._pacer.post_not_before(channel, now)
-        if wait is not None:
-            raise Wait(wait, "posts paced per channel")
+        await self._pacer.claim_post(channel)
         async with self._store.write() as session:  # no post without this note: it makes re-sends look first
-            await outbox.note_post_attempt(session, item.id, now)
-        self._pacer.posted(channel, now)
+            await outbox.note_post_attempt(session, item.id, self._clock.now())
         response = await self._client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,

@@ -99,14 +99,10 @@ class Senders:
             await self._followups.queue_milestones(request.id, view.run, run.infra_failures_total)
         blocks, text = approval_card(view), card_fallback_text(view)
         if request.card_ts:
-            wait = self._pacer.not_before(request.card_ts, now)
-            if wait is not None:
-                raise Wait(wait, "card edit paced")
-            await self._client.chat_update(
-                channel=request.channel_id, ts=request.card_ts, text=text, blocks=blocks
-            )
-            # Stamped when Slack answered, not when we decided: rendering can take a while under load.
-            self._pacer.sent(request.card_ts, self._clock.now())
+            async with self._pacer.edit(request.card_ts, "card edit paced"):
+                await self._client.chat_update(
+                    channel=request.channel_id, ts=request.card_ts, text=text, blocks=blocks
+                )
         else:
             ts = await self._poster.post(item, request.channel_id, None, text, blocks)
             async with self._store.write() as session:
@@ -117,16 +113,13 @@ class Senders:
 
     async def _home(self, item: OutboxItem) -> None:
         now = self._clock.now()
-        wait = self._pacer.not_before(item.target, now)
-        if wait is not None:
-            raise Wait(wait, "home refresh paced")
-        async with self._store.read() as session:
-            user = outbox_keys.home_user(item.target)
-            users = await homes.viewers(session) if user is None else [user]
-            views = [(u, home_tab(await load_home(session, u, self._policy, now))) for u in users]
-        for user_id, view in views:
-            await self._client.views_publish(user_id=user_id, view=view)
-        self._pacer.sent(item.target, self._clock.now())
+        async with self._pacer.edit(item.target, "home refresh paced"):
+            async with self._store.read() as session:
+                user = outbox_keys.home_user(item.target)
+                users = await homes.viewers(session) if user is None else [user]
+                views = [(u, home_tab(await load_home(session, u, self._policy, now))) for u in users]
+            for user_id, view in views:
+                await self._client.views_publish(user_id=user_id, view=view)
 
     # -- thread replies ----------------------------------------------------------------------------------
 

@@ -1,18 +1,22 @@
 """Lanes: claimed, started, stopped and settled by the engine, each change a guarded UPDATE.
 
-Batches (many lanes claimed or settled in one tick) are one UPDATE whose per-lane values are chosen by
-the lane's id, each row still guarded on the state it must be in; RETURNING says which rows moved (a
-driver's row count of a statement run with many parameter sets is not to be trusted: asyncpg has none).
+Batches (many lanes claimed or settled in one tick) first lock the rows still in the state they must
+leave (`SELECT … FOR UPDATE`: row locks on PostgreSQL; SQLite's write transaction already holds the
+database), then move exactly those with one statement run once per lane, each row still guarded on
+its state. The locked ids say which rows moved (a driver's row count of a statement run with many
+parameter sets is not to be trusted: asyncpg has none). That statement's text is the same for one lane
+or thirty, so it is compiled and prepared once per connection, not once per batch size as a `CASE`
+per lane would be.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, literal, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
@@ -117,50 +121,67 @@ class LaneClaim:
 
 
 async def claim_lanes(session: AsyncSession, claims: Sequence[LaneClaim], *, now: datetime, host: str) -> int:
-    """Queued → running for many lanes in one statement; returns how many moved (the rest were taken)."""
-    if not claims:
-        return 0
+    """Queued → running for many lanes; returns how many moved (the rest were taken by another).
+
+    A lane another claimer holds locked is skipped rather than waited for (`SKIP LOCKED`): two
+    claimers never wait on each other's rows, in whatever order they lock them.
+    """
     lanes = Lane.__table__.c  # type: ignore[attr-defined]
-    statement = (
-        update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id.in_([c.lane_id for c in claims]), lanes.state == LaneStatus.QUEUED)
-        .values(
-            state=LaneStatus.RUNNING,
-            started_at=now,
-            finished_at=None,
-            attempt=lanes.attempt + 1,
-            account=_by_id(lanes, {c.lane_id: c.account for c in claims}, lanes.account),
-            host=host,
-            marker=_by_id(lanes, {c.lane_id: c.marker for c in claims}, lanes.marker),
-            pid=None,
-            exit_code=None,
-            stop_kind=None,
-            stop_sent_at=None,
-            killed_at=None,
-        )
-        .returning(lanes.id)
-    )
-    return len((await session.execute(statement)).all())
+    free = await _lock_in_state(session, [claim.lane_id for claim in claims], LaneStatus.QUEUED, skip=True)
+    rows = [
+        {"b_id": claim.lane_id, "b_account": claim.account, "b_marker": claim.marker}
+        for claim in claims
+        if claim.lane_id in free
+    ]
+    if rows:
+        await session.execute(_CLAIM.values(host=host, started_at=now, attempt=lanes.attempt + 1), rows)
+    return len(rows)
 
 
-def _by_id(lanes: Any, values: Mapping[int, Any], column: Any) -> Any:
-    """`CASE id WHEN … THEN …`: one lane's own value in a statement that updates many."""
-    return case(
-        *((lanes.id == lane_id, literal(value, column.type)) for lane_id, value in values.items()),
-        else_=column,
+async def _lock_in_state(
+    session: AsyncSession, ids: Sequence[int], state: LaneStatus, *, skip: bool = False
+) -> set[int]:
+    """Lock those of `ids` that are in `state` (in id order, so two lockers never deadlock); their ids."""
+    if not ids:
+        return set()
+    lanes = Lane.__table__.c  # type: ignore[attr-defined]
+    rows = await session.execute(
+        select(lanes.id)
+        .where(lanes.id.in_(list(ids)), lanes.state == state)
+        .order_by(lanes.id)
+        .with_for_update(skip_locked=skip)
     )
+    return set(rows.scalars())
+
+
+def _guarded(state: LaneStatus) -> Any:
+    """`UPDATE lanes … WHERE id = :b_id AND state = <state>`, run once per lane (executemany)."""
+    lanes = Lane.__table__.c  # type: ignore[attr-defined]
+    return update(Lane.__table__).where(lanes.id == bindparam("b_id"), lanes.state == state)  # type: ignore[arg-type]
+
+
+def _column_param(name: str, column: str) -> Any:
+    """A per-lane value, typed as its column (a state's value, a UTC time) like a plain value would be."""
+    return bindparam(name, type_=Lane.__table__.c[column].type)  # type: ignore[attr-defined]
+
+
+_CLAIM = _guarded(LaneStatus.QUEUED).values(
+    state=LaneStatus.RUNNING,
+    finished_at=None,
+    account=_column_param("b_account", "account"),
+    marker=_column_param("b_marker", "marker"),
+    pid=None,
+    exit_code=None,
+    stop_kind=None,
+    stop_sent_at=None,
+    killed_at=None,
+)
 
 
 async def record_pids(session: AsyncSession, pids: Mapping[int, int]) -> None:
-    if not pids:
-        return
-    lanes = Lane.__table__.c  # type: ignore[attr-defined]
-    statement = (
-        update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id == bindparam("b_id"), lanes.state == LaneStatus.RUNNING)
-        .values(pid=bindparam("b_pid"))
-    )
-    await session.execute(statement, [{"b_id": lane_id, "b_pid": pid} for lane_id, pid in pids.items()])
+    if pids:
+        rows = [{"b_id": lane_id, "b_pid": pid} for lane_id, pid in pids.items()]
+        await session.execute(_guarded(LaneStatus.RUNNING).values(pid=bindparam("b_pid")), rows)
 
 
 @dataclass(frozen=True)
@@ -171,33 +192,36 @@ class LaneEnd:
 
 
 async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: datetime) -> set[int]:
-    """Running → final for many lanes in one statement; returns the ids of the lanes it moved.
+    """Running → final for many lanes; returns the ids of the lanes it moved.
 
-    One `UPDATE … WHERE state = 'running' … RETURNING id` (each column a `CASE` on the lane id), so a
-    caller that read a lane as running when another had already settled it learns exactly which of
-    its endings took effect, and counts nothing twice.
+    The lanes still running are locked first and only those are written (each row guarded on
+    `state = 'running'` all the same), so a caller that read a lane as running when another had
+    already settled it learns exactly which of its endings took effect, and counts nothing twice.
     """
-    if not ends:
-        return set()
-    lanes = Lane.__table__.c  # type: ignore[attr-defined]
+    moved = await _lock_in_state(session, [end.lane_id for end in ends], LaneStatus.RUNNING)
+    rows = [
+        {
+            "b_id": end.lane_id,
+            "b_state": end.outcome.status,
+            "b_reward": end.outcome.reward,
+            "b_exception_type": end.outcome.exception_type,
+            "b_reason": end.outcome.reason,
+            "b_exit_code": end.exit_code,
+        }
+        for end in ends
+        if end.lane_id in moved
+    ]
+    if rows:
+        await session.execute(_FINISH.values(finished_at=now), rows)
+    return {row["b_id"] for row in rows}
 
-    def each(column: Any, value: Callable[[LaneEnd], Any]) -> Any:
-        return _by_id(lanes, {end.lane_id: value(end) for end in ends}, column)
 
-    statement = (
-        update(Lane.__table__)  # type: ignore[arg-type]
-        .where(lanes.id.in_([end.lane_id for end in ends]), lanes.state == LaneStatus.RUNNING)
-        .values(
-            state=each(lanes.state, lambda end: end.outcome.status),
-            reward=each(lanes.reward, lambda end: end.outcome.reward),
-            exception_type=each(lanes.exception_type, lambda end: end.outcome.exception_type),
-            reason=each(lanes.reason, lambda end: end.outcome.reason),
-            exit_code=each(lanes.exit_code, lambda end: end.exit_code),
-            finished_at=now,
-        )
-        .returning(lanes.id)
-    )
-    return set((await session.execute(statement)).scalars())
+_FINISH = _guarded(LaneStatus.RUNNING).values(
+    {
+        name: _column_param(f"b_{name}", name)
+        for name in ("state", "reward", "exception_type", "reason", "exit_code")
+    }
+)
 
 
 async def requeue_lane(

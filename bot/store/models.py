@@ -42,6 +42,8 @@ ONE_PENDING_WHERE = "state = 'pending'"
 
 class RunRequest(SQLModel, table=True):
     __tablename__ = "run_requests"
+    # One request per slash command, however often Slack delivers it and to whichever bot process.
+    __table_args__ = (Index("uq_run_requests_trigger", "trigger_id", unique=True),)
 
     id: int | None = Field(default=None, primary_key=True)
     state: RequestState = Field(default=RequestState.PENDING, index=True, sa_type=enum_type(RequestState))
@@ -63,6 +65,7 @@ class RunRequest(SQLModel, table=True):
     expires_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     reminded_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     rerun_of: int | None = None  # the run whose failed tasks this request reruns
+    trigger_id: str | None = None  # the slash command's own id, from Slack: unique to that invocation
 
 
 class Approval(SQLModel, table=True):
@@ -237,3 +240,13 @@ class SeenInteraction(SQLModel, table=True):
 
     key: str = Field(primary_key=True)  # "<user>:<action_id>:<action_ts>"
     seen_at: datetime = Field(sa_column=_time())
+
+
+class PaceBudget(SQLModel, table=True):
+    """One Slack rate budget shared by every bot process (`bot/store/pacing.py`): its recent sends, as
+    JSON, changed only under this row's lock."""
+
+    __tablename__ = "pace_budgets"
+
+    name: str = Field(primary_key=True)  # the Web API method paced, e.g. "chat.update"
+    state: str = "{}"  # {"last": {target: time}, "recent": [time, …]}, ISO 8601 in UTC

@@ -5,16 +5,30 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.states import RequestState, check_request_move
 from bot.store.models import RunRequest
 
 
-async def create_request(session: AsyncSession, request: RunRequest) -> RunRequest:
-    session.add(request)
-    await session.flush()
+async def create_request(session: AsyncSession, request: RunRequest) -> RunRequest | None:
+    """The new request; None when its slash command (`trigger_id`) already made one, in this process
+    or another: the unique index decides, so two deliveries of one command make one request."""
+    try:
+        async with session.begin_nested():
+            session.add(request)
+            await session.flush()
+    except IntegrityError:
+        if request.trigger_id is None:
+            raise
+        return None
     return request
+
+
+async def by_trigger(session: AsyncSession, trigger_id: str) -> RunRequest | None:
+    rows = await session.execute(select(RunRequest).where(RunRequest.trigger_id == trigger_id))
+    return rows.scalar_one_or_none()
 
 
 async def get_request(session: AsyncSession, request_id: int) -> RunRequest | None:
