@@ -27,7 +27,8 @@ pytestmark = pytest.mark.slow
 async def test_a_replayed_click_is_ignored_and_a_new_click_is_not(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
-        h.driver.time_fn = lambda: float(int(time.time())) + 0.25  # the same signed body, twice
+        clicked_at = float(int(time.time())) + 0.25
+        h.driver.time_fn = lambda: clicked_at  # the same signed body, twice, in whichever second it falls
         for _ in range(2):
             assert (await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")).status == 200
             await h.deliver()
@@ -38,7 +39,7 @@ async def test_a_replayed_click_is_ignored_and_a_new_click_is_not(tmp_path: Path
             await h.deliver()
         assert len(h.ephemeral_texts(OUTSIDER)) == 1  # the forged value is answered once
 
-        h.driver.time_fn = lambda: float(int(time.time())) + 0.5  # a new click
+        h.driver.time_fn = lambda: clicked_at + 0.25  # a new click
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
         await h.deliver()
         assert len(h.standin.views) == 2
