@@ -6,15 +6,15 @@
 - `run_requests.trigger_id`, unique: the same slash command delivered twice (to one process or to two)
   makes one request, not two cards. Requests made before have none.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
