@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_kit import run_until_idle
 from harness import CHANNEL, Harness, running_bot
 from test_e2e_run import card_text, request_card
 from test_race_guards import open_modal, request_row, submit_edit, submit_reject
@@ -140,7 +141,7 @@ async def test_a_replayed_cancel_submit_is_acted_on_once(
         await h.deliver()
         assert (await wire.replay_last()).status == 200
         await h.deliver()
-        await h.bot.engine.run_until_idle()
+        await run_until_idle(h.bot.engine)
         await h.deliver()
         assert h.ephemeral_texts(REQUESTER) == []
         assert (await audit_actions(h)).count("cancel requested") == 1

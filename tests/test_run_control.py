@@ -305,6 +305,6 @@ async def test_stop_texts_count_lanes_in_words(tmp_path: Path, monkeypatch: pyte
         await h.deliver()
         (said,) = h.ephemeral_texts(REQUESTER)
         assert "1 queued lane dropped; 2 running lanes are being stopped." in said
-        await h.bot.engine.run_until_idle()
+        await run_until_idle(h.bot.engine)
         await h.deliver()
         assert "1 queued lane dropped" in thread_texts(h, card)
