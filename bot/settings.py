@@ -179,6 +179,12 @@ class Settings(DatabaseSettings):
 
     _ray_address = field_validator("csb_ray_address")(_ray_address_shape)
 
+    @field_validator("csb_executor", mode="before")
+    @classmethod
+    def _blank_executor_is_unset(cls, kind: Any) -> Any:
+        """`CSB_EXECUTOR=` means unset, as for every variable: the config file's choice, else local."""
+        return None if isinstance(kind, str) and not kind.strip() else kind
+
     @model_validator(mode="before")
     @classmethod
     def _empty_is_missing(cls, data: Any) -> Any:

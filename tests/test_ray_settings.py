@@ -108,3 +108,9 @@ def test_check_reports_ray_without_an_address(tmp_path: Path) -> None:
         "✗ the Ray executor needs the head's address: set CSB_RAY_ADDRESS or ray_address in the "
         "[executor] section (the head's dashboard URL, e.g. http://ray-head:8265)"
     ]
+
+
+def test_empty_variables_are_unset() -> None:
+    config = _config('[executor]\nkind = "ray"\nray_address = "http://from-file:8265"\n')
+    choice = _settings(csb_executor="", csb_ray_address=" ", csb_ray_token="").executor(config)
+    assert (choice.kind, choice.ray_address, choice.ray_token) == ("ray", "http://from-file:8265", None)
