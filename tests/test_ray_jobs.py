@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 from pydantic import SecretStr
-from ray_cluster import RayHead, free_port
+from ray_cluster import RayHead, free_port, marked_pids
 from waiting import until
 
 from bot.rayjobs.jobs_api import (
@@ -145,3 +145,24 @@ async def stand_in() -> AsyncIterator[StandIn]:
     head = StandIn()
     yield head
     await head.close()
+
+
+async def test_a_restarted_head_has_forgotten_its_jobs_and_their_processes_are_gone(
+    ray_head: RayHead,
+) -> None:
+    """What the Ray executor meets after a head restart mid-run: the same address answers, the job it
+    ran is unknown, and the job's processes died with the old head."""
+    submission_id = f"csb-test-{uuid.uuid4().hex[:8]}"
+    lane = uuid.uuid4().hex
+    async with RayJobsClient(ray_head.dashboard_url) as ray:
+        await ray.submit(
+            JobSubmission(
+                submission_id=submission_id, entrypoint="exec sleep 300", env_vars={"CSB_TEST_LANE": lane}
+            )
+        )
+        await until(lambda: marked_pids("CSB_TEST_LANE", lane), "the job's process to start")
+        ray_head.restart()
+        assert not marked_pids("CSB_TEST_LANE", lane)
+        with pytest.raises(RayJobNotFound):
+            await ray.job(submission_id)
+        assert submission_id not in {job.submission_id for job in await ray.list_jobs()}

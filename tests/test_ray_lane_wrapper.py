@@ -4,6 +4,7 @@ one SIGINT, the grace period, then SIGKILL of its process group, the job STOPPED
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from waiting import until
 
 from bot.rayjobs.entrypoint import STOP_MARGIN_SEC, lane_entrypoint, stop_env
 from bot.rayjobs.jobs_api import JobInfo, JobStatus, JobSubmission, RayJobsClient
+from bot.rayjobs.lane_wrapper import SIGINT_NOT_BEFORE
 
 GRACE = 2.0
 # The lane: notes each SIGINT and keeps going (as Harbor tearing down does), starts a grandchild, and
@@ -128,3 +130,34 @@ async def test_the_wrapper_runs_as_a_file_too_and_passes_a_signal_death_on(tmp_p
     assert done.returncode == 128 + signal.SIGTERM
     assert (tmp_path / "out.log").read_text() == "bye\n"
     assert os.path.exists(wrapper)
+
+
+async def test_a_stop_that_came_too_early_for_the_lane_is_sent_again_once_it_is_old_enough(
+    tmp_path: Path,
+) -> None:
+    """No head needed. A SIGINT in a Python program's first instants can be lost: when the stop comes
+    before the lane is SIGINT_NOT_BEFORE old, the wrapper sends the lane one SIGINT at that age, and the
+    process group is SIGKILLed when the grace period is over."""
+    notes = tmp_path / "notes"
+    lane = "import signal,sys,time\n" + (
+        "signal.signal(signal.SIGINT, lambda *_: open(sys.argv[1], 'a').write(f'sigint {time.time()}\\n'))\n"
+        "open(sys.argv[1], 'a').write(f'started {time.time()}\\n')\n"
+        "while True: time.sleep(0.05)\n"
+    )
+    wrapper = Path(__file__).resolve().parents[1] / "bot" / "rayjobs" / "lane_wrapper.py"
+    command = [sys.executable, str(wrapper), "--cwd", str(tmp_path), "--log", "out.log", "--grace", "3"]
+    process = subprocess.Popen(
+        [*command, "--", sys.executable, "-c", lane, str(notes)], start_new_session=True
+    )
+    try:
+        await until(lambda: notes.exists() and "started" in notes.read_text(), "the lane to start")
+        os.kill(process.pid, signal.SIGINT)  # the wrapper alone: the lane's own SIGINT was "lost"
+        await until(lambda: process.poll() is not None, "the wrapper to end")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    lines = notes.read_text().splitlines()
+    sigints = [float(line.split()[1]) for line in lines if line.startswith("sigint")]
+    started = float(lines[0].split()[1])
+    assert len(sigints) == 1 and sigints[0] - started >= SIGINT_NOT_BEFORE - 0.5, lines
+    assert process.returncode == -signal.SIGKILL
