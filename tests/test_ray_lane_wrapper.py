@@ -145,7 +145,16 @@ async def test_a_stop_that_came_too_early_for_the_lane_is_sent_again_once_it_is_
         "while True: time.sleep(0.05)\n"
     )
     wrapper = Path(__file__).resolve().parents[1] / "bot" / "rayjobs" / "lane_wrapper.py"
-    command = [sys.executable, str(wrapper), "--cwd", str(tmp_path), "--log", "out.log", "--grace", "3"]
+    command = [
+        sys.executable,
+        str(wrapper),
+        "--cwd",
+        str(tmp_path),
+        "--log",
+        str(tmp_path / "o.log"),
+        "--grace",
+        "3",
+    ]
     process = subprocess.Popen(
         [*command, "--", sys.executable, "-c", lane, str(notes)], start_new_session=True
     )
