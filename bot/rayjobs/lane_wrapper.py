@@ -69,6 +69,13 @@ def _take_stop_signals():
     signal.signal(signal.SIGTERM, _Stop.request)
 
 
+def _lead_own_group():
+    """The final SIGKILL goes to the wrapper's process group: make sure that group is the lane's alone.
+    Ray's entrypoint (`exec`) already leads its group; run by hand from a shell, the wrapper would not."""
+    if os.getpgid(0) != os.getpid():
+        os.setpgid(0, 0)
+
+
 def _start(args):
     with open(args.log, "ab") as log:
         try:
@@ -111,6 +118,7 @@ def _signal(pid, signum):
 def main(argv=None):
     args = _arguments(sys.argv[1:] if argv is None else argv)
     _take_stop_signals()
+    _lead_own_group()
     child = _start(args)
     if child is None:
         return EXIT_NOT_STARTED
