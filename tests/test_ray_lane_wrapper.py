@@ -20,7 +20,9 @@ from bot.rayjobs.entrypoint import STOP_MARGIN_SEC, lane_entrypoint, stop_env
 from bot.rayjobs.jobs_api import JobInfo, JobStatus, JobSubmission, RayJobsClient
 from bot.rayjobs.lane_wrapper import SIGINT_NOT_BEFORE
 
-GRACE = 2.0
+# Longer than Ray's default wait from the stop signal to its SIGKILL (3 s): the lane living through it
+# shows that Ray honours the job's RAY_JOB_STOP_WAIT_TIME_S.
+GRACE = 4.0
 # The lane: notes each SIGINT and keeps going (as Harbor tearing down does), starts a grandchild, and
 # ticks until it is killed. It says it is ready once older than the age a SIGINT is trusted at.
 LANE = textwrap.dedent(
