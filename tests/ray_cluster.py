@@ -31,7 +31,7 @@ MARKER = "CSB_TEST_RAY_HEAD"
 # What the head offers: few CPUs (a job's supervisor takes none) and the custom resource lanes may ask for.
 SLOTS = 8
 _START_SECONDS = 120
-_STOP_SECONDS = 3
+_STOP_SECONDS = 1  # Ray's GCS and raylet outlive a SIGTERM: a throwaway head needs no more
 
 
 def ray_bin() -> Path | None:
