@@ -28,8 +28,8 @@ pytestmark = pytest.mark.slow
 async def test_a_replayed_click_is_ignored_and_a_new_click_is_not(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
         card = await request_card(h)
-        clicked_at = float(int(time.time())) + 0.25
-        h.driver.time_fn = lambda: clicked_at  # the same signed body, twice, in whichever second it falls
+        now = float(int(time.time()))  # read once: a second ticking between two sends made a new click
+        h.driver.time_fn = lambda: now + 0.25  # the same signed body, twice
         for _ in range(2):
             assert (await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")).status == 200
             await h.deliver()
@@ -40,7 +40,7 @@ async def test_a_replayed_click_is_ignored_and_a_new_click_is_not(tmp_path: Path
             await h.deliver()
         assert len(h.ephemeral_texts(OUTSIDER)) == 1  # the forged value is answered once
 
-        h.driver.time_fn = lambda: clicked_at + 0.25  # a new click
+        h.driver.time_fn = lambda: now + 0.5  # a new click
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
         await h.deliver()
         assert len(h.standin.views) == 2
@@ -120,7 +120,7 @@ async def test_a_replayed_edit_submit_is_acted_on_once_and_other_values_are_new(
         assert (await request_row(h)).revision == 2
 
         card = h.standin.message(CHANNEL, card["ts"]) or {}
-        h.driver.time_fn = lambda: float(int(time.time())) + 0.5  # a later click
+        h.driver.time_fn = lambda: float(int(time.time())) + 0.5  # a later click (the replay was at .0)
         view_id = await open_modal(h, REQUESTER, card, "Edit")  # the same person, a new modal
         await submit_edit(h, REQUESTER, view_id, 2)
         await h.deliver()
