@@ -39,14 +39,16 @@ class UpdatePacer:
             wait = await pacing.reserve(session, self._edits, message, reserved)
         if wait is not None:
             raise Wait(wait, why)
+        made = False
         try:
             yield
-        except Exception:
+            made = True
+        finally:  # the failure itself is the caller's to handle: this only settles the budget
             async with self._store.write() as session:
-                await pacing.release(session, self._edits, message, reserved)
-            raise
-        async with self._store.write() as session:
-            await pacing.restamp(session, self._edits, message, reserved, self._clock.now())
+                if made:
+                    await pacing.restamp(session, self._edits, message, reserved, self._clock.now())
+                else:
+                    await pacing.release(session, self._edits, message, reserved)
 
     async def claim_post(self, channel: str) -> None:
         """Before a chat.postMessage: about one per second per channel, as Slack asks; raises `Wait`."""
