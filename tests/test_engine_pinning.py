@@ -42,6 +42,8 @@ def test_describe_drift_names_what_changed(tmp_path: Path) -> None:
     assert describe_drift(approved, fewer) == (
         f"spec drift: `{approved.task_file}` changed; 0 tasks added and 1 removed"
     )
+    one_more = fewer.model_copy(update={"tasks": approved.tasks, "task_file_sha256": "1" * 64})
+    assert describe_drift(fewer, one_more).endswith("; 1 task added and 0 removed")
     other_lanes = approved.model_copy(
         update={"lanes": (LanePlan(role=LaneRole.MCP, config="mcp-remote-artifact", mcp_type="artifact"),)}
     )

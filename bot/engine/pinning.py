@@ -20,6 +20,7 @@ from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.spec import RunSpec
+from bot.domain.words import agree, plural
 from bot.store import audit, lanes, outbox, runs
 from bot.store.db import Store
 from bot.store.models import Run, RunRequest, RunState
@@ -85,7 +86,7 @@ def describe_drift(approved: RunSpec, current: RunSpec) -> str:
         changes.append(f"`{approved.task_file}` changed")
     added, removed = len(current_ids - approved_ids), len(approved_ids - current_ids)
     if added or removed:
-        changes.append(f"{added} tasks added and {removed} removed")
+        changes.append(f"{plural(added, 'task')} added and {removed} removed")
     if current.lanes != approved.lanes:
         changes.append("the lane configs changed")
     return "spec drift: " + ("; ".join(changes) or "the resolved spec hash differs")
@@ -109,7 +110,8 @@ async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime) -> N
     await audit.record_run(session, verdict.run, "voided", now, reason=f"at launch, {verdict.drift}")
     text = (
         f":no_entry: Run #{run_id} did not start: {VOID_NOTE} ({verdict.drift}). "
-        f"{dropped} lanes were dropped before launch; request it again to run the current tasks."
+        f"{plural(dropped, 'lane')} {agree(dropped, 'was', 'were')} dropped before launch; "
+        "request it again to run the current tasks."
     )
     await outbox.tell_run(session, run_id, what="voided", text=text, now=now)
     log.warning("run %s voided before launch: %s", run_id, verdict.drift)

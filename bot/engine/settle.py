@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain.backoff import backoff
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNSTOPPED_RUN_STATES
+from bot.domain.words import plural
 from bot.engine.retry import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
@@ -119,7 +120,7 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
         # Nothing left to hold back: the run finishes as its last lanes end, and a thread saying
         # "paused, resume it" above a card saying "Finished" would be false.
         return False
-    reason = f"{failures} of {attempts} lane attempts failed on infrastructure"
+    reason = f"{failures} of {plural(attempts, 'lane attempt')} failed on infrastructure"
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
     ):
