@@ -153,7 +153,13 @@ def _belongs_to(path: Path, task_id: str) -> bool:
     if "n_total_trials" in data and "verifier_result" not in data:
         return False
     name = data.get("task_name")
-    return not isinstance(name, str) or name == task_id
+    return not isinstance(name, str) or names_task(name, task_id)
+
+
+def names_task(task_name: str, task_id: str) -> bool:
+    """Whether a trial's `task_name` is this task: the folder's name (older Harbor), or `org/<task id>`
+    (Harbor 0.25 names a trial after task.toml's `[task] name`, which it requires in that form)."""
+    return task_name == task_id or task_name.partition("/")[2] == task_id
 
 
 def _is_finished(path: Path) -> bool:
