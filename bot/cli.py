@@ -155,7 +155,10 @@ def _database(args: argparse.Namespace) -> int:
 
 
 def _check(_args: argparse.Namespace) -> int:
-    problems = run_checks()
+    checked = run_checks()
+    problems = checked.problems
+    for line in checked.notes:
+        print(f"· {line}")
     for line in problems:
         print(f"✗ {line}")
     if not problems:

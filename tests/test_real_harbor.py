@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from harness import copy_bench, running_bot
-from real_harbor import TASKS, harbor_or_skip, select_environment, write_suite
+from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
+from test_cli import bot_env, run
 from test_e2e_run import card_text
 from test_run_control import approved_run
 
@@ -56,3 +57,12 @@ async def test_a_paired_run_on_real_harbor_reports_harbors_verdicts(tmp_path: Pa
         # Harbor 0.25 names the trial's task after task.toml's `[task] name`; Harbor wrote these.
         assert {result["task_name"] for result in results} == {f"csb-example/{task}" for task in TASKS}
         assert all(result["agent_info"]["version"] == "standin" for result in results)  # type: ignore[index]
+
+
+def test_check_names_the_pinned_harbor_and_it_accepts_the_lane_command(tmp_path: Path, harbor: Path) -> None:
+    env = bot_env(tmp_path, CSB_HARBOR=str(harbor), HARBOR_ENV=HOST_ROOT_ENV)
+    result = run(["check"], env, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert f"· harbor 0.25.0: {harbor}" in lines
+    assert any(line.startswith("· harbor accepts the lane command") for line in lines), lines
