@@ -13,13 +13,18 @@ import re
 from pathlib import Path
 
 import pytest
-from harness import copy_bench, running_bot
+from harness import CHANNEL, Harness, copy_bench, running_bot
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
 from test_e2e_run import card_text
-from test_run_control import approved_run
+from test_run_control import approved_run, lane_states, modal_values, run_state, script, thread_texts
+from waiting import until
 
 from bot.csb.results import trial_in_job
+from bot.domain.outcome import LaneStatus
+from bot.playground import REQUESTER
+from bot.store import runs
+from bot.store.models import Lane, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -27,10 +32,28 @@ SLUG, MERGE = "slugify-punctuation-fix-001", "config-merge-nested-fix-001"
 
 
 @pytest.fixture
-def harbor(monkeypatch: pytest.MonkeyPatch) -> Path:
+def harbor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     found = harbor_or_skip()
     select_environment(monkeypatch)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # where each trial's root is mounted: empty again after
     return found
+
+
+def roots_left(tmp_path: Path) -> list[Path]:
+    """Mount points of trial roots still on the host: none once every trial is over."""
+    return sorted((tmp_path / "scratch").glob("harbor-host-root-*"))
+
+
+async def lanes_of(h: Harness, run_id: int = 1) -> list[Lane]:
+    async with h.bot.store.read() as session:
+        return await runs.run_lanes(session, run_id)
+
+
+def agents_started(repo: Path, count: int) -> bool:
+    """`count` trials are past agent setup (the lane check wrote its record), so Harbor is in the trial."""
+    return len(list((repo / "runs").glob("*/*/*/*/*/agent/lane-env.json"))) >= count
 
 
 def trial_results(repo: Path) -> list[dict[str, object]]:
@@ -66,3 +89,30 @@ def test_check_names_the_pinned_harbor_and_it_accepts_the_lane_command(tmp_path:
     lines = result.stdout.splitlines()
     assert f"· harbor 0.25.0: {harbor}" in lines
     assert any(line.startswith("· harbor accepts the lane command") for line in lines), lines
+
+
+async def test_cancel_stops_harbor_mid_trial_and_its_cancelled_error_reads_as_cancelled(
+    tmp_path: Path, harbor: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script(tmp_path, monkeypatch, {SLUG: "hang", MERGE: "hang"})
+    repo = copy_bench(tmp_path)
+    suite_file = write_suite(repo)
+    async with running_bot(tmp_path, repo=repo, csb_harbor=str(harbor)) as h:
+        card = await approved_run(h, f"run --suite-file {suite_file} --parallel 2")
+        assert h.bot.engine.executor.running_count == 2
+        await until(lambda: agents_started(h.repo, 2), "both lanes' agents to start inside Harbor")
+        await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
+        await h.deliver()
+        (view_id,) = h.standin.views
+        await h.driver.submit_view(REQUESTER, view_id, modal_values("cancel", "real harbor"))
+        await h.deliver()
+        await h.bot.engine.run_until_idle()  # SIGINT to Harbor, which cancels the trial and says so
+        await h.deliver()
+        assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
+        assert await run_state(h) is RunState.CANCELLED
+        assert "cancelled run #1: real harbor" in thread_texts(h, card)
+        results = trial_results(h.repo)
+        assert [result["exception_info"]["exception_type"] for result in results] == ["CancelledError"] * 2  # type: ignore[index]
+        started = [lane for lane in await lanes_of(h) if lane.exit_code is not None]
+        assert len(started) == 2 and {lane.stop_kind for lane in started} == {"cancel"}, started
+    assert roots_left(tmp_path) == []
