@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -53,13 +54,13 @@ def select_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-def write_suite(repo: Path) -> str:
-    """A suite file of the two `TASKS` in the bench copy; returns its path relative to the checkout."""
+def write_suite(repo: Path, chosen: Mapping[str, str] = TASKS) -> str:
+    """A suite file of `chosen` (task id → suite) in the bench copy; returns its path in the checkout."""
     counts: dict[str, int] = {}
-    for suite in TASKS.values():
+    for suite in chosen.values():
         counts[suite] = counts.get(suite, 0) + 1
     tasks = [
-        {"task_id": task, "suite": suite, "task_dir": f"{suite}/{task}"} for task, suite in TASKS.items()
+        {"task_id": task, "suite": suite, "task_dir": f"{suite}/{task}"} for task, suite in chosen.items()
     ]
     data = {"suite_id": "real-harbor", "suites": counts, "tasks": tasks}
     (repo / SUITE_FILE).write_text(json.dumps(data, indent=2))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -115,4 +116,34 @@ async def test_cancel_stops_harbor_mid_trial_and_its_cancelled_error_reads_as_ca
         assert [result["exception_info"]["exception_type"] for result in results] == ["CancelledError"] * 2  # type: ignore[index]
         started = [lane for lane in await lanes_of(h) if lane.exit_code is not None]
         assert len(started) == 2 and {lane.stop_kind for lane in started} == {"cancel"}, started
+    assert roots_left(tmp_path) == []
+
+
+async def test_a_lane_past_its_time_limit_is_stopped_and_reads_as_timeout(
+    tmp_path: Path, harbor: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script(tmp_path, monkeypatch, {f"{SLUG}/mcp": "hang"})
+    repo = copy_bench(tmp_path)
+    suite_file = write_suite(repo, {SLUG: TASKS[SLUG]})
+    async with running_bot(tmp_path, repo=repo, csb_harbor=str(harbor)) as h:
+        card = await approved_run(h, f"run --suite-file {suite_file} --parallel 2")
+        await until(lambda: agents_started(h.repo, 2), "both lanes' agents to start inside Harbor")
+        executor = h.bot.engine.executor
+        while executor.running_count > 1:  # the baseline lane finishes; the MCP lane hangs on
+            await executor.wait_any()
+        await h.bot.engine.tick()
+        (hanging,) = [lane for lane in await lanes_of(h) if lane.state is LaneStatus.RUNNING]
+        h.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
+        await h.bot.engine.run_until_idle()  # SIGINT: Harbor cancels the trial it was running
+        await h.deliver()
+        states = await lane_states(h)
+        assert states == {(SLUG, "baseline"): LaneStatus.PASSED, (SLUG, "mcp"): LaneStatus.TIMEOUT}
+        (stopped,) = [lane for lane in await lanes_of(h) if lane.id == hanging.id]
+        assert stopped.stop_kind == "timeout" and stopped.attempt == 1
+        report = card_text(h.thread(card)[-1])
+        assert "MCP timeout" in report, report
+        exceptions = sorted(
+            str(r["exception_info"] and r["exception_info"]["exception_type"]) for r in trial_results(h.repo)
+        )  # type: ignore[index]
+        assert exceptions == ["CancelledError", "None"]
     assert roots_left(tmp_path) == []
