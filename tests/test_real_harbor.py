@@ -17,7 +17,7 @@ import pytest
 from harness import CHANNEL, Harness, copy_bench, running_bot
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
-from test_e2e_run import card_text
+from test_e2e_run import EXPECTED_FIX, card_text
 from test_run_control import approved_run, lane_states, modal_values, run_state, script, thread_texts
 from waiting import until
 
@@ -57,29 +57,37 @@ def agents_started(repo: Path, count: int) -> bool:
     return len(list((repo / "runs").glob("*/*/*/*/*/agent/lane-env.json"))) >= count
 
 
+def job_folders(repo: Path) -> list[Path]:
+    """Harbor's job folders under the checkout's runs/: `<category>/<run>/<lane config>/<job>`."""
+    return sorted(job for job in (repo / "runs").glob("*/*/*/*") if job.is_dir())
+
+
 def trial_results(repo: Path) -> list[dict[str, object]]:
     """Every trial result.json Harbor wrote under the checkout's runs/."""
-    found = [trial_in_job(job) for job in (repo / "runs").glob("*/*/*/*") if job.is_dir()]
+    found = [trial_in_job(job) for job in job_folders(repo)]
     return [json.loads(path.read_text()) for path in found if path is not None]
 
 
-async def test_a_paired_run_on_real_harbor_reports_harbors_verdicts(tmp_path: Path, harbor: Path) -> None:
-    repo = copy_bench(tmp_path)
-    suite_file = write_suite(repo)
-    async with running_bot(tmp_path, repo=repo, csb_harbor=str(harbor)) as h:
-        card = await approved_run(h, f"run --suite-file {suite_file} --parallel 2")
+async def test_a_burst_of_paired_lanes_on_real_harbor_reports_harbors_verdicts(
+    tmp_path: Path, harbor: Path
+) -> None:
+    """Six lanes start in one tick, three to a jobs folder within the same second: without the bot's job
+    names Harbor would give them one timestamped job folder and fail all but one with FileExistsError."""
+    async with running_bot(tmp_path, csb_harbor=str(harbor)) as h:
+        card = await approved_run(h, "run csb_sdlc_fix --parallel 6")
+        assert h.bot.engine.executor.running_count == 6
         await h.run_lanes()
         report = card_text(h.thread(card)[-1])
         lines = re.findall(r"`([\w.-]+)`  (baseline \w+ \S+) · (MCP \w+ \S+)", report)
-        assert dict((task, (base, mcp)) for task, base, mcp in lines) == {
-            SLUG: ("baseline passed 1.00", "MCP passed 1.00"),
-            MERGE: ("baseline failed 0.00", "MCP passed 0.50"),
-        }, report
-        assert "baseline 1/2 (50.0 %)" in report and "MCP 2/2 (100.0 %)" in report
+        assert {task: (base, mcp) for task, base, mcp in lines} == EXPECTED_FIX, report
+        assert "baseline 1/3 (33.3 %)" in report and "MCP 3/3 (100.0 %)" in report
+        jobs = job_folders(h.repo)
+        assert len(jobs) == 6 and len({job.parent for job in jobs}) == 2, jobs  # three to a jobs folder
+        assert all(trial_in_job(job) is not None for job in jobs)
         results = trial_results(h.repo)
-        assert len(results) == 2 * len(TASKS)
+        assert len(results) == 6
         # Harbor 0.25 names the trial's task after task.toml's `[task] name`; Harbor wrote these.
-        assert {result["task_name"] for result in results} == {f"csb-example/{task}" for task in TASKS}
+        assert {result["task_name"] for result in results} == {f"csb-example/{task}" for task in EXPECTED_FIX}
         assert all(result["agent_info"]["version"] == "standin" for result in results)  # type: ignore[index]
 
 
