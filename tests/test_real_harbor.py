@@ -18,6 +18,7 @@ from harness import CHANNEL, Harness, copy_bench, running_bot
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
 from test_e2e_run import EXPECTED_FIX, card_text
+from test_restart import request_and_approve, world
 from test_run_control import approved_run, lane_states, modal_values, run_state, script, thread_texts
 from waiting import until
 
@@ -154,4 +155,33 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_reads_as_timeout(
             str(r["exception_info"] and r["exception_info"]["exception_type"]) for r in trial_results(h.repo)
         )  # type: ignore[index]
         assert exceptions == ["CancelledError", "None"]
+    assert roots_left(tmp_path) == []
+
+
+async def test_a_bot_killed_mid_run_and_restarted_finishes_every_lane_once_on_real_harbor(
+    tmp_path: Path, harbor: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bot is SIGKILLed while Harbor runs two trials; Harbor carries on alone. The restarted bot takes the
+    lanes back by their markers, reads what Harbor wrote, starts the other two: every lane ran once."""
+    monkeypatch.setenv("CSB_STANDIN_DELAY", "3")  # the agents are still at work when the bot dies
+    async with world(tmp_path, f"sqlite:///{tmp_path / 'bot.db'}") as w:
+        w.env["CSB_HARBOR"] = str(harbor)
+        suite_file = write_suite(w.repo)
+        first = await w.start_bot()
+        await request_and_approve(w, first, f"run --suite-file {suite_file} --parallel 2")
+        await until(lambda: agents_started(w.repo, 2), "two lanes' agents to start inside Harbor")
+        first.kill()
+        assert (await w.lane_states()).count("running") == 2
+
+        await w.start_bot()
+        await until(w.finished, "the run to finish", deadline=180)
+        states = {(lane.task_id, str(lane.role)): lane.state for lane in await w.lanes()}
+        assert states == {
+            (SLUG, "baseline"): LaneStatus.PASSED,
+            (SLUG, "mcp"): LaneStatus.PASSED,
+            (MERGE, "baseline"): LaneStatus.FAILED,
+            (MERGE, "mcp"): LaneStatus.PASSED,
+        }
+        jobs = job_folders(w.repo)
+        assert len(jobs) == 4 and all(trial_in_job(job) is not None for job in jobs), jobs  # each ran once
     assert roots_left(tmp_path) == []

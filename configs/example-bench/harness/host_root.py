@@ -155,7 +155,7 @@ class HostRootEnvironment(BaseEnvironment):
             "sh", "-c", _holder_script(self._top),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # a SIGINT to Harbor's process group is Harbor's to handle, not the root's
+            start_new_session=True,  # a SIGINT to Harbor's process group is for Harbor, not the root
             preexec_fn=_die_with_parent,
         )  # fmt: skip
         assert self._holder.stdout is not None and self._holder.stderr is not None
