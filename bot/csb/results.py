@@ -46,6 +46,16 @@ def trial_in_job(job_dir: Path) -> Path | None:
     return max(found, key=_mtime) if found else None
 
 
+def attempt_trial(jobs_dir: Path, job: str, task_id: str) -> Path | None:
+    """One lane attempt's trial result: in the job folder it asked Harbor for (`--job-name job`), whatever
+    Harbor named the trial (an MCP lane runs a task copy); else, for a lane started by a version without
+    job names, found in the jobs dir by task id."""
+    job_dir = jobs_dir / job
+    if job_dir.is_dir():
+        return trial_in_job(job_dir)
+    return find_trial_result(jobs_dir, task_id)
+
+
 def read_trial(path: Path) -> TrialOutcome:
     """Classify one trial result; an unreadable file is `errored` (infra, as CSB fingerprints it)."""
     data, problem = _load(path)
