@@ -48,6 +48,17 @@ def roots_left(tmp_path: Path) -> list[Path]:
     return sorted((tmp_path / "scratch").glob("harbor-host-root-*"))
 
 
+def lane_cost(repo: Path, role: str) -> float:
+    """The `cost_usd` Harbor wrote for the trials of a lane role (jobs folder `baseline-…`, else MCP)."""
+    total = 0.0
+    for job in job_folders(repo):
+        if job.parent.name.startswith("baseline") == (role == "baseline"):
+            trial = trial_in_job(job)
+            assert trial is not None
+            total += json.loads(trial.read_text())["agent_result"]["cost_usd"]
+    return total
+
+
 def exception_types(repo: Path) -> list[str | None]:
     """The `exception_type` of each trial result Harbor wrote (None for a trial without an exception)."""
     infos = [result.get("exception_info") for result in trial_results(repo)]
@@ -93,6 +104,10 @@ async def test_a_burst_of_paired_lanes_on_real_harbor_reports_harbors_verdicts(
             MERGE: ("baseline failed 0.00", "MCP passed 0.50"),  # its reference fix is partial
         }, report
         assert "baseline 1/2 (50.0 %)" in report and "MCP 2/2 (100.0 %)" in report
+        # Usage comes from the trials Harbor wrote, found by their `org/<task id>` task names.
+        costs = re.search(r"Usage: baseline .+?, \$([\d.]+) · MCP .+?, \$([\d.]+)", report)
+        assert costs is not None, report
+        assert costs.groups() == (f"{lane_cost(h.repo, 'baseline'):.2f}", f"{lane_cost(h.repo, 'mcp'):.2f}")
         jobs = job_folders(h.repo)
         assert len(jobs) == 4 and len({job.parent for job in jobs}) == 2, jobs  # two to a jobs folder
         assert all(trial_in_job(job) is not None for job in jobs)
