@@ -14,7 +14,14 @@ RAY_VERSION := 2.60.0
 RAY_VENV := .venv-ray
 RAY_STAMP := $(RAY_VENV)/.installed-$(RAY_VERSION)
 
-.PHONY: test lint playground check bench clean
+# Real Harbor, pinned, in a venv of its own: it needs Python 3.12 or newer, the bot runs on 3.11. The
+# end-to-end tests on real Harbor find it through CSB_TEST_HARBOR_VENV; without such a Python they do not run.
+HARBOR_VERSION := 0.25.0
+HARBOR_VENV := .venv-harbor
+HARBOR_STAMP := $(HARBOR_VENV)/.installed-$(HARBOR_VERSION)
+HARBOR_PYTHON ?= $(shell sh bin/find-python-3.12)
+
+.PHONY: test lint playground check bench clean harbor
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "csb-bot needs Python 3.11 or newer")'
@@ -43,15 +50,32 @@ test: $(STAMP) $(RAY_STAMP) lint
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	test -z "$$missing" || $(NEED_DEBIAN) $$missing
-	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin $(BIN)/pytest
+	@if [ -n "$(HARBOR_PYTHON)" ]; then $(MAKE) --no-print-directory harbor; \
+	else echo "real-Harbor tests will not run: no Python 3.12 or newer (python3.12/python3.13 on PATH, or pyenv)"; fi
+	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin CSB_TEST_HARBOR_VENV=$(abspath $(HARBOR_VENV)) $(BIN)/pytest
+
+# Harbor $(HARBOR_VERSION) in $(HARBOR_VENV), rebuilt only when the pin changes.
+harbor: $(HARBOR_STAMP)
+
+$(HARBOR_STAMP):
+	@test -n "$(HARBOR_PYTHON)" || { echo "Harbor needs Python 3.12 or newer: install python3.12 (or pyenv's 3.12)"; exit 1; }
+	rm -rf $(HARBOR_VENV)
+	$(HARBOR_PYTHON) -m venv $(HARBOR_VENV)
+	$(HARBOR_VENV)/bin/python -m pip install --quiet 'harbor==$(HARBOR_VERSION)'
+	@touch $@
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 # `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000.
-playground: $(STAMP)
-	$(BIN)/csb-bot playground $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
+# `make playground REAL_HARBOR=1` runs the lanes on the pinned Harbor instead of the bench's stand-in, each
+# trial in a throwaway root on this host (the bench's host-root environment: it needs root, and it is no
+# security boundary; it only ever runs the bench's scripted agent).
+REAL_HARBOR_ENV := CSB_HARBOR=$(abspath $(HARBOR_VENV))/bin/harbor HARBOR_ENV=harness.host_root:HostRootEnvironment \
+	LITELLM_LOCAL_MODEL_COST_MAP=True
+playground: $(STAMP) $(if $(REAL_HARBOR),$(HARBOR_STAMP))
+	$(if $(REAL_HARBOR),$(REAL_HARBOR_ENV)) $(BIN)/csb-bot playground $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
 check: $(STAMP)
 	$(BIN)/csb-bot check
@@ -60,4 +84,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/ack_latency.py
 
 clean:
-	rm -rf $(VENV) $(RAY_VENV) .csb-bot .artifacts .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(RAY_VENV) $(HARBOR_VENV) .csb-bot .artifacts .pytest_cache .ruff_cache

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
 from bot.csb.catalog import Catalog
+from bot.csb.harbor_probe import probe_harbor
 from bot.domain.errors import CsbBotError
 from bot.rayjobs.jobs_api import RayJobsClient, RayJobsError
 from bot.settings import BotConfig, ExecutorChoice, Settings, load_settings
@@ -16,20 +18,28 @@ RAY_CHECK_TIMEOUT_SEC = 5.0
 
 
 def run_checks() -> tuple[list[str], list[str]]:
-    """The problems (none means ready) and what was found fine beyond the usual (the Ray head)."""
+    """The problems (none means ready) and notes on what was found: the Harbor and whether it takes the
+    lane command, and the Ray head when lanes run on Ray."""
     try:
         settings = load_settings()
     except CsbBotError as exc:
         return [str(exc)], []
     problems: list[str] = []
-    notes: list[str] = []
     try:
         config = settings.load_config()
     except CsbBotError as exc:
         problems.append(str(exc))
         config = BotConfig()
-    problems += checkout_problems(settings)
-    problems += _check_harbor(settings)
+    checkout = checkout_problems(settings)
+    problems += checkout
+    harbor = _check_harbor(settings)
+    problems += harbor
+    notes: list[str] = []
+    if not harbor:
+        task = None if checkout else _first_task(settings)
+        probe = probe_harbor(settings.resolved_harbor(), settings.resolved_repo(), os.environ, task)
+        problems += probe.problems
+        notes += probe.notes
     try:
         choice = settings.executor(config)
     except CsbBotError as exc:
@@ -65,6 +75,12 @@ def checkout_problems(settings: Settings) -> list[str]:
     except CsbBotError as exc:
         return [f"CSB checkout {repo}: {exc}"]
     return [] if suites else [f"CSB checkout {repo}: the default task file lists no tasks"]
+
+
+def _first_task(settings: Settings) -> str | None:
+    """The folder of the default task file's first task, relative to the checkout: what the probe runs."""
+    tasks = Catalog(settings.resolved_repo()).load().tasks
+    return tasks[0].path if tasks else None
 
 
 def _check_harbor(settings: Settings) -> list[str]:

@@ -159,10 +159,10 @@ def _database(args: argparse.Namespace) -> int:
 
 def _check(_args: argparse.Namespace) -> int:
     problems, notes = run_checks()
+    for line in notes:
+        print(f"· {line}")
     for line in problems:
         print(f"✗ {line}")
-    for line in notes:
-        print(f"✓ {line}")
     if not problems:
         print("✓ settings, config file and CSB checkout look fine")
     return 1 if problems else 0

@@ -183,7 +183,7 @@ def check_problems(result: subprocess.CompletedProcess[str]) -> list[str]:
     """`check` found problems: exit 1, one ✗ line each, no secret echoed."""
     assert result.returncode == 1, result.stdout + result.stderr
     assert not any(secret in result.stdout + result.stderr for secret in SECRETS)
-    return [line[2:] for line in result.stdout.strip().splitlines()]
+    return [line[2:] for line in result.stdout.strip().splitlines() if line.startswith("✗ ")]
 
 
 def test_missing_and_invalid_settings_are_reported_together(tmp_path: Path) -> None:

@@ -92,6 +92,18 @@ def test_harbor_cuts_trial_folder_names_at_32_characters(tmp_path: Path) -> None
     assert find_trial_result(tmp_path, second) == b
 
 
+def test_harbor_0_25_names_the_task_org_slash_name_and_it_still_matches_the_id(tmp_path: Path) -> None:
+    """Harbor 0.25 takes `[task] name = "org/name"` from task.toml as the trial's task name."""
+    first, second = "protonmail-conv-testhooks-fix-001", "protonmail-conv-testhooks-fix-002"
+    a = _trial(tmp_path, "protonmail-conv-testhooks-fix-00__qVtzw6L", {"task_name": f"csb/{first}"})
+    b = _trial(tmp_path, "protonmail-conv-testhooks-fix-00__XyZ1234", {"task_name": f"csb/{second}"})
+    assert find_trial_result(tmp_path, first) == a
+    assert find_trial_result(tmp_path, second) == b
+    _trial(tmp_path, "other-task-001__AAAAAAA", {"task_name": "csb/other-task-001"})
+    assert find_trial_result(tmp_path, "other-task-001") is not None
+    assert find_trial_result(tmp_path, "csb") is None
+
+
 def test_newer_harbor_strips_separators_after_the_cut(tmp_path: Path) -> None:
     task_id = "a-task-name-cut-right-after-das-_-long"
     assert task_id[:32].endswith("-")

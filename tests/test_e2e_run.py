@@ -68,6 +68,7 @@ async def test_run_approve_lanes_and_summary(tmp_path: Path, db_url: str) -> Non
         outcomes = {task: (base, mcp) for task, base, mcp in lines}
         assert outcomes == EXPECTED_FIX
         assert "baseline 1/3 (33.3 %)" in report and "MCP 3/3 (100.0 %)" in report
+        assert "not reported" not in report  # usage of both lanes, the MCP lane's run from a task copy
 
 
 # The example bench's stand-in rule: MCP applies the reference fix, baseline only on easy tasks.

@@ -88,7 +88,7 @@ def _check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
 def test_check_reports_the_ray_head_s_version(ray_head: RayHead, tmp_path: Path) -> None:
     result = _check(tmp_path, CSB_RAY_ADDRESS=ray_head.dashboard_url)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"✓ Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in result.stdout.splitlines()
+    assert f"· Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in result.stdout.splitlines()
     assert TOKEN not in result.stdout + result.stderr
 
 

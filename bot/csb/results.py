@@ -43,6 +43,16 @@ def trial_in_job(job_dir: Path) -> Path | None:
     return max(found, key=_mtime) if found else None
 
 
+def attempt_trial(jobs_dir: Path, job: str, task_id: str) -> Path | None:
+    """One lane attempt's trial result: in the job folder it asked Harbor for (`--job-name job`), whatever
+    Harbor named the trial (an MCP lane runs a task copy); else, for a lane started by a version without
+    job names, found in the jobs dir by task id."""
+    job_dir = jobs_dir / job
+    if job_dir.is_dir():
+        return trial_in_job(job_dir)
+    return find_trial_result(jobs_dir, task_id)
+
+
 def read_trial(path: Path) -> TrialOutcome:
     """Classify one trial result; an unreadable file is `errored` (infra, as CSB fingerprints it)."""
     data, problem = _load(path)
@@ -143,7 +153,13 @@ def _belongs_to(path: Path, task_id: str) -> bool:
     if "n_total_trials" in data and "verifier_result" not in data:
         return False
     name = data.get("task_name")
-    return not isinstance(name, str) or name == task_id
+    return not isinstance(name, str) or names_task(name, task_id)
+
+
+def names_task(task_name: str, task_id: str) -> bool:
+    """Whether a trial's `task_name` is this task: the folder's name (older Harbor), or `org/<task id>`
+    (Harbor 0.25 names a trial after task.toml's `[task] name`, which it requires in that form)."""
+    return task_name == task_id or task_name.partition("/")[2] == task_id
 
 
 def _is_finished(path: Path) -> bool:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from bot.csb.command import job_name
-from bot.csb.results import find_trial_result, trial_in_job
+from bot.csb.results import attempt_trial
 from bot.csb.trials import trial_task_part, trial_task_parts
 from bot.store.models import Lane
 
@@ -67,9 +67,6 @@ def attempt_job_dir(repo: Path, lane: Lane) -> Path:
 
 
 def attempt_result(repo: Path, lane: Lane) -> Path | None:
-    """The current attempt's trial result: in its own job folder, else (a lane started by a version
-    without job names) found in the jobs dir by task id."""
-    job_dir = attempt_job_dir(repo, lane)
-    if job_dir.is_dir():
-        return trial_in_job(job_dir)
-    return find_trial_result(repo / lane.jobs_dir, lane.task_id)
+    """The current attempt's trial result (see `attempt_trial`)."""
+    job = job_name(lane.run_id, lane.id or 0, lane.attempt)
+    return attempt_trial(repo / lane.jobs_dir, job, lane.task_id)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.csb.command import jobs_dir
-from bot.csb.results import find_trial_result, trial_usage
+from bot.csb.command import job_name, jobs_dir
+from bot.csb.results import attempt_trial, trial_usage
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole, Mode, RunSpec
 from bot.domain.states import RunState
@@ -52,7 +52,8 @@ def _result(repo: Path, lane: Lane | None) -> LaneResult:
     if lane is None:
         return _ABSENT
     usage: dict[str, int | float] = {}
-    trial = find_trial_result(repo / lane.jobs_dir, lane.task_id)
+    job = job_name(lane.run_id, lane.id or 0, lane.attempt)
+    trial = attempt_trial(repo / lane.jobs_dir, job, lane.task_id)
     if trial is not None:
         usage = trial_usage(trial)
     return LaneResult(

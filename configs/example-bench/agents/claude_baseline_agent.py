@@ -1,86 +1,28 @@
 """Agent stand-in for csb-bot's example bench. This is NOT CSB's agent and calls no model.
 
 CSB's harness runs Harbor with `--agent-import-path agents.claude_baseline_agent:BaselineClaudeCodeAgent`,
-which Harbor can import only when the checkout is on PYTHONPATH. This module sits at the same import path
-so the example bench's Harbor stand-in (bin/harbor) imports it the same way: a lane started without
-PYTHONPATH=<checkout> fails before any trial, as it would on a real checkout.
+which Harbor can import only when the checkout is on PYTHONPATH. This module sits at the same import path,
+so a lane started without PYTHONPATH=<checkout> fails before any trial, as it would on a real checkout.
 
-It checks and records the lane environment CSB's agent depends on, then leaves the "work" to the
-Harbor stand-in's fixed rule:
-- it refuses to run unless USE_SUBSCRIPTION=true (CSB's agent would otherwise ignore the account's
-  credentials in HOME, so account rotation would do nothing);
-- it picks the instruction as CSB's agent does: with INSTRUCTION_VARIANT other than `default`,
-  `instruction_<variant>.md`, then `instruction_<variant up to its first _>.md`, from TASK_SOURCE_DIR
-  (the original task folder); else `instruction.md` of the folder Harbor was given;
-- it writes what it saw to `<trial>/agent/lane-env.json`: HOME, BASELINE_MCP_TYPE, TASK_SOURCE_DIR,
-  INSTRUCTION_VARIANT, SOURCEGRAPH_REPOS, the names of any SLACK_* variables it was given (there
-  should be none), the instruction file it picked and the sha256 of the `environment/Dockerfile` the
-  lane was built from.
-Standard library only.
+Which class answers depends on the Harbor that imports it:
+- under the bench's own `bin/harbor` (no Harbor installed), the lane check of `harness.lane_check`;
+  `bin/harbor` plays the scripted agent and the verifier itself;
+- under real Harbor, the Harbor agent of `harness.harbor_agent`, which runs the same lane check and
+  the same scripted rule inside the trial's environment, and leaves the verifier and the result
+  files to Harbor.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from collections.abc import Mapping
-from pathlib import Path
+import importlib.util
 
-RECORD_FILE = "lane-env.json"
-RECORDED = (
-    "HOME",
-    "BASELINE_MCP_TYPE",
-    "TASK_SOURCE_DIR",
-    "INSTRUCTION_VARIANT",
-    "SOURCEGRAPH_REPOS",
-    "USE_SUBSCRIPTION",
-    "REPO_ROOT",
-    "DOCKER_BUILDKIT",
-    "PYTHONPATH",
-    "SOURCEGRAPH_URL",
-    "DAYTONA_COST_GUARD_PREFLIGHT_DONE",
-)
+from harness.lane_check import RECORD_FILE, AgentSetupError, LaneCheck
 
+__all__ = ["RECORD_FILE", "AgentSetupError", "BaselineClaudeCodeAgent", "LaneCheck"]
 
-class AgentSetupError(RuntimeError):
-    """The lane's environment is not one CSB's agent could run in."""
+if importlib.util.find_spec("harbor") is None:
+    BaselineClaudeCodeAgent: type = LaneCheck
+else:
+    from harness.harbor_agent import ScriptedAgent
 
-
-class BaselineClaudeCodeAgent:
-    """The stand-in agent of one trial: `setup()` checks the environment, `record()` writes what it saw."""
-
-    def __init__(self, task_path: Path, logs_dir: Path, environ: Mapping[str, str] | None = None) -> None:
-        self.task_path = task_path
-        self.logs_dir = logs_dir
-        self.environ = dict(os.environ if environ is None else environ)
-
-    def setup(self) -> None:
-        if self.environ.get("USE_SUBSCRIPTION", "").lower() != "true":
-            raise AgentSetupError(
-                "agent stand-in refuses to run: USE_SUBSCRIPTION is not 'true', so CSB's agent would ignore "
-                "the account credentials in HOME"
-            )
-
-    def instruction_file(self) -> Path:
-        """The instruction CSB's agent would give the model (see the module docstring)."""
-        variant = self.environ.get("INSTRUCTION_VARIANT", "default")
-        source = self.environ.get("TASK_SOURCE_DIR", "")
-        if variant != "default" and source:
-            for name in (f"instruction_{variant}.md", f"instruction_{variant.split('_', 1)[0]}.md"):
-                if (Path(source) / name).is_file():
-                    return Path(source) / name
-        return self.task_path / "instruction.md"
-
-    def record(self) -> dict[str, object]:
-        """Write and return what this lane ran with."""
-        dockerfile = self.task_path / "environment" / "Dockerfile"
-        data: dict[str, object] = {key: self.environ.get(key) for key in RECORDED}
-        data["SLACK_VARIABLES"] = sorted(key for key in self.environ if key.startswith("SLACK_"))
-        data["instruction_file"] = str(self.instruction_file())
-        data["dockerfile_sha256"] = (
-            hashlib.sha256(dockerfile.read_bytes()).hexdigest() if dockerfile.is_file() else None
-        )
-        self.logs_dir.mkdir(parents=True, exist_ok=True)
-        (self.logs_dir / RECORD_FILE).write_text(json.dumps(data, indent=2) + "\n")
-        return data
+    BaselineClaudeCodeAgent = ScriptedAgent

@@ -1,0 +1,66 @@
+"""Which Harbor the bot would run, and whether it takes the bot's lane command, asked without running a trial.
+
+`harbor --version` names the version. Harbor 0.25 and later have `harbor run … --print-config`, which parses
+the whole command line, resolves the job and prints it without starting anything: the bot's lane command for
+the checkout's first task, with the lane's environment, must pass it. A Harbor without that flag (older ones,
+or the example bench's stand-in) cannot be asked, and the check says so rather than guess.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.csb.command import HarborEnv, lane_command
+from bot.csb.lane_env import batch_env
+
+PRINT_CONFIG = "--print-config"
+PROBE_TIMEOUT_SEC = 60  # Harbor imports for a few seconds; a loaded machine makes it longer
+PROBE_JOBS_DIR = "runs/csb-bot-check"  # named in the printed config only: --print-config writes nothing
+_SHOWN_CHARS = 300
+
+
+@dataclass(frozen=True)
+class HarborProbe:
+    """`notes` say what was found; `problems` are why a lane would not start."""
+
+    notes: list[str]
+    problems: list[str]
+
+
+def probe_harbor(harbor: str, repo: Path, environ: Mapping[str, str], task_path: str | None) -> HarborProbe:
+    """Ask `harbor` its version, then (when it can) whether it accepts the lane command for `task_path`."""
+    version = _run([harbor, "--version"], repo, environ)
+    found = version.stdout.strip() if version.returncode == 0 else ""
+    notes = [f"harbor {found or 'of unknown version (no --version: not Harbor itself?)'}: {harbor}"]
+    if task_path is None:
+        return HarborProbe(notes, [])
+    help_text = _run([harbor, "run", "--help"], repo, environ)
+    if PRINT_CONFIG not in help_text.stdout:
+        notes.append(f"lane command not checked: this harbor has no `run {PRINT_CONFIG}`")
+        return HarborProbe(notes, [])
+    env = HarborEnv(name=environ.get("HARBOR_ENV", ""))
+    argv = [*lane_command(harbor, task_path, "anthropic/claude-check", PROBE_JOBS_DIR, env=env), PRINT_CONFIG]
+    result = _run(argv, repo, {**batch_env(environ, repo, {}), "BASELINE_MCP_TYPE": "none"})
+    if result.returncode != 0:
+        output = " ".join((result.stderr or result.stdout).split())[-_SHOWN_CHARS:]
+        return HarborProbe(notes, [f"harbor refuses the lane command (exit {result.returncode}): {output}"])
+    notes.append(f"harbor accepts the lane command (`harbor run … {PRINT_CONFIG}` on {task_path})")
+    return HarborProbe(notes, [])
+
+
+def _run(argv: list[str], repo: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv,
+            cwd=repo,
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_SEC,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(argv, 1, "", str(exc))

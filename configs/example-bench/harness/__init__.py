@@ -1,0 +1,1 @@
+"""Harbor plug-ins of the example bench: the host-root environment (not a security boundary)."""
