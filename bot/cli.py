@@ -10,9 +10,6 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
-
 from bot.check import checkout_problems, run_checks
 from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
@@ -26,6 +23,7 @@ from bot.settings import (
     load_database_settings,
     load_settings,
 )
+from bot.socket_mode import run_socket_mode
 from bot.store.db import describe_revision, schema_revision
 from bot.wiring import build_bot
 
@@ -116,7 +114,7 @@ def _serve(args: argparse.Namespace) -> int:
     bot = build_bot(settings)
     socket_mode = None
     if settings.slack_app_token is not None:
-        socket_mode = partial(_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
+        socket_mode = partial(run_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
     mode = "HTTP" if socket_mode is None else "Socket Mode; HTTP for /healthz"
     serve_forever(
         build_web_app(bot),
@@ -127,15 +125,6 @@ def _serve(args: argparse.Namespace) -> int:
         alongside=socket_mode,
     )
     return 0
-
-
-async def _socket_mode(app: AsyncApp, app_token: str) -> None:
-    """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket."""
-    handler = AsyncSocketModeHandler(app, app_token)
-    try:
-        await handler.start_async()
-    finally:
-        await handler.close_async()
 
 
 def _announce(mode: str, listening: Listening, host: str) -> None:

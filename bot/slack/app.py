@@ -16,7 +16,7 @@ from bot.slack.decisions import DecisionHandler
 from bot.slack.errors import describe
 from bot.slack.inflight import InFlight
 from bot.slack.listeners import approval, command, home, run_control
-from bot.slack.listeners.prologue import Prologue
+from bot.slack.listeners.prologue import FirstDelivery, Prologue
 from bot.slack.notifier import Notifier
 from bot.slack.webclient import CALL_TIMEOUT_SECONDS, web_client
 
@@ -49,13 +49,15 @@ def create_app(
     inflight: InFlight,
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks,
+    first_delivery: FirstDelivery | None = None,
 ) -> AsyncApp:
+    """`first_delivery`: in Socket Mode, a request Slack sends twice is acted on once (`Prologue`)."""
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_OWN_CLIENT_NOTE)  # once: the same filter
     app = AsyncApp(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
     )
-    listen = Prologue(inflight, notifier)
+    listen = Prologue(inflight, notifier, first_delivery)
     command.register(app, router, listen)
     home.register(app, home_service, listen)
     approval.register(app, decisions, listen)

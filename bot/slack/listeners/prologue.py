@@ -16,17 +16,25 @@ from bot.slack.notifier import Notifier
 
 Work = Callable[[], Awaitable[None]]
 Check = Callable[[], Awaitable[dict[str, str] | None]]
+FirstDelivery = Callable[[str], Awaitable[bool]]
 
 
 class Prologue:
-    def __init__(self, inflight: InFlight, notifier: Notifier) -> None:
+    def __init__(
+        self, inflight: InFlight, notifier: Notifier, first_delivery: FirstDelivery | None = None
+    ) -> None:
+        """`first_delivery` (Socket Mode) says whether a request id was acted on already; a request
+        sent again is still acked, since the ack of the first one may be what went missing."""
         self._inflight = inflight
         self._notifier = notifier
+        self._first_delivery = first_delivery
 
     async def run(self, ack: AsyncAck, body: dict[str, Any], work: Work, *, at_once: bool = False) -> None:
         """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
         async with self._inflight.track():
             await ack()
+            if not await self._first(body):
+                return
             await self._work(body, work, at_once)
         self._notifier.kick()
 
@@ -38,8 +46,16 @@ class Prologue:
                 await ack(response_action="errors", errors=errors)
                 return
             await ack()
+            if not await self._first(body):
+                return
             await self._work(body, work, at_once=False)
         self._notifier.kick()
+
+    async def _first(self, body: dict[str, Any]) -> bool:
+        delivery = delivery_id(body)
+        if self._first_delivery is None or delivery is None:
+            return True
+        return await self._first_delivery(delivery)
 
     async def _work(self, body: dict[str, Any], work: Work, at_once: bool) -> None:
         if at_once:
@@ -55,3 +71,10 @@ def sender(body: dict[str, Any]) -> str:
     if isinstance(user, dict):
         return str(user.get("id", ""))
     return str(body.get("user_id") or user or (body.get("event") or {}).get("user") or "")
+
+
+def delivery_id(body: dict[str, Any]) -> str | None:
+    """What stays the same when Slack sends a request again: an event's `event_id`, else the
+    `trigger_id` every slash command and interaction carries."""
+    found = body.get("event_id") or body.get("trigger_id")
+    return str(found) if found else None
