@@ -122,6 +122,9 @@ class SocketModeServer:
         self.stray_acks: list[dict[str, Any]] = []
         """Acks naming no envelope in flight (a typo in the app, or an ack after Slack gave up)."""
         self.hellos = 0
+        self.lost_acks: list[dict[str, Any]] = []
+        self._acks_to_lose = 0
+        self._sends_to_cut = 0
         self._bot_token = bot_token
         self._time = time_fn
         self._tickets: set[str] = set()
@@ -202,6 +205,11 @@ class SocketModeServer:
 
     def _take_ack(self, connection: _Connection, body: dict[str, Any]) -> None:
         """An ack counts on any of the app's connections: a client that reconnected acks there."""
+        if self._acks_to_lose:
+            self._acks_to_lose -= 1
+            self.lost_acks.append(body)
+            _abort(connection)
+            return
         envelope = self._pending.get(str(body["envelope_id"]))
         if envelope is None or envelope.acked.done():
             self.stray_acks.append(body)
@@ -270,6 +278,9 @@ class SocketModeServer:
         except (ConnectionError, RuntimeError):
             envelope.reason = CONNECTION_LOST
             return False
+        if self._sends_to_cut:
+            self._sends_to_cut -= 1
+            _abort(connection)
         return True
 
     async def _acked_on(self, envelope: _Envelope, connection: _Connection) -> bool:
@@ -335,9 +346,18 @@ class SocketModeServer:
     async def drop(self, connection: int | None = None) -> None:
         """Cut one connection (or all) without a close frame, as a lost network does."""
         for target in self._chosen(connection):
-            if target.transport is not None:
-                target.transport.abort()
+            _abort(target)
             await self._forget(target)
+
+    def lose_next_ack(self, count: int = 1) -> None:
+        """The next `count` acks never arrive and their connections drop: the app did the work, Slack
+        never heard, and sends the envelope again."""
+        self._acks_to_lose += count
+
+    def drop_after_next_send(self, count: int = 1) -> None:
+        """The connection carrying each of the next `count` envelopes drops right after the send: the
+        app may or may not have read it, and Slack sends it again."""
+        self._sends_to_cut += count
 
     def _chosen(self, connection: int | None) -> list[_Connection]:
         if connection is None:
@@ -348,6 +368,12 @@ class SocketModeServer:
         """Close every connection (the stand-in is stopping); the apps will try to reconnect."""
         for target in list(self._connections.values()):
             await target.ws.close()
+
+
+def _abort(connection: _Connection) -> None:
+    if connection.transport is not None:
+        connection.transport.abort()
+    connection.closed.set()
 
 
 def _accepts_response_payload(type: str, payload: dict[str, Any]) -> bool:
