@@ -208,7 +208,6 @@ class SocketModeServer:
         if self._acks_to_lose:
             self._acks_to_lose -= 1
             self.lost_acks.append(body)
-            _abort(connection)
             return
         envelope = self._pending.get(str(body["envelope_id"]))
         if envelope is None or envelope.acked.done():
@@ -350,8 +349,8 @@ class SocketModeServer:
             await self._forget(target)
 
     def lose_next_ack(self, count: int = 1) -> None:
-        """The next `count` acks never arrive and their connections drop: the app did the work, Slack
-        never heard, and sends the envelope again."""
+        """The next `count` acks are lost on the way: the app did the work, Slack never heard, and
+        sends the envelope again once its 3 s are up (to whichever connection's turn it is)."""
         self._acks_to_lose += count
 
     def drop_after_next_send(self, count: int = 1) -> None:
