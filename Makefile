@@ -35,9 +35,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000.
+# `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000;
+# `make playground SOCKET=1` has the bot take Slack's requests over Socket Mode.
 playground: $(STAMP)
-	$(BIN)/csb-bot playground $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
+	$(BIN)/csb-bot playground$(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))$(if $(SOCKET), --socket-mode)
 
 check: $(STAMP)
 	$(BIN)/csb-bot check

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from bot.check import checkout_problems, run_checks
+from bot.check import checkout_problems, run_checks, serve_mode
 from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
 from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
@@ -23,7 +23,7 @@ from bot.settings import (
     load_database_settings,
     load_settings,
 )
-from bot.socket_mode import run_socket_mode
+from bot.slack.socket_mode import run_socket_mode
 from bot.store.db import describe_revision, schema_revision
 from bot.wiring import build_bot
 
@@ -87,11 +87,15 @@ def _parser() -> argparse.ArgumentParser:
         "playground",
         help="run the bot against a local Slack stand-in and its page",
         description="Run the bot, a local Slack stand-in and its page (at /) on one port. It makes its own\n"
-        "Slack tokens: SLACK_* variables are ignored.",
+        "Slack tokens: SLACK_* variables are ignored. --socket-mode: the bot takes Slack's requests over\n"
+        "a WebSocket it opens to the stand-in, as `serve` does with SLACK_APP_TOKEN.",
         epilog=_PLAYGROUND_ENV,
         formatter_class=_Help,
     )
     _host_port(playground)
+    playground.add_argument(
+        "--socket-mode", action="store_true", help="Socket Mode instead of signed HTTP requests"
+    )
     playground.set_defaults(func=_playground)
     check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
     check.set_defaults(func=_check)
@@ -132,7 +136,7 @@ def _announce(mode: str, listening: Listening, host: str) -> None:
 
 
 def _playground(args: argparse.Namespace) -> int:
-    return run_playground(args.host, args.port)
+    return run_playground(args.host, args.port, socket_mode=args.socket_mode)
 
 
 def _database(args: argparse.Namespace) -> int:
@@ -149,4 +153,5 @@ def _check(_args: argparse.Namespace) -> int:
         print(f"✗ {line}")
     if not problems:
         print("✓ settings, config file and CSB checkout look fine")
+        print(f"  {serve_mode()}")
     return 1 if problems else 0

@@ -299,7 +299,7 @@ class SlackStandin:
 async def _read_call(request: web.Request) -> tuple[dict[str, Any], str | None]:
     """Merge query, form and JSON arguments; the token comes from `Authorization: Bearer` or `token`."""
     values: dict[str, Any] = dict(request.query)
-    if request.can_read_body:
+    if request.body_exists:  # not can_read_body: a middleware may have read (and cached) it already
         if request.content_type == "application/json":
             try:
                 body = await request.json()
