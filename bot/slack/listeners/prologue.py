@@ -33,8 +33,6 @@ class Prologue:
         """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
         async with self._inflight.track():
             await ack()
-            if not await self._first(body):
-                return
             await self._work(body, work, at_once)
         self._notifier.kick()
 
@@ -46,8 +44,6 @@ class Prologue:
                 await ack(response_action="errors", errors=errors)
                 return
             await ack()
-            if not await self._first(body):
-                return
             await self._work(body, work, at_once=False)
         self._notifier.kick()
 
@@ -58,11 +54,15 @@ class Prologue:
         return await self._first_delivery(delivery)
 
     async def _work(self, body: dict[str, Any], work: Work, at_once: bool) -> None:
+        """A request seen before is skipped here, in its turn: a burst's checks then take turns too
+        instead of crowding the event loop while acks are still going out."""
         if at_once:
-            await work()
+            if await self._first(body):
+                await work()
             return
         async with self._inflight.turn(sender(body)):
-            await work()
+            if await self._first(body):
+                await work()
 
 
 def sender(body: dict[str, Any]) -> str:
