@@ -94,7 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _host_port(playground)
     playground.add_argument(
-        "--socket-mode", action="store_true", help="Socket Mode instead of signed HTTP requests"
+        "--socket-mode",
+        action="store_true",
+        default=argparse.SUPPRESS,  # a switch: no "(default: False)" in the help
+        help="Socket Mode instead of signed HTTP requests",
     )
     playground.set_defaults(func=_playground)
     check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
@@ -136,7 +139,7 @@ def _announce(mode: str, listening: Listening, host: str) -> None:
 
 
 def _playground(args: argparse.Namespace) -> int:
-    return run_playground(args.host, args.port, socket_mode=args.socket_mode)
+    return run_playground(args.host, args.port, socket_mode=getattr(args, "socket_mode", False))
 
 
 def _database(args: argparse.Namespace) -> int:
