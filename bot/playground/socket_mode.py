@@ -106,7 +106,6 @@ class SocketModeServer:
     def __init__(
         self,
         app_id: str,
-        bot_token: str,
         *,
         ack_seconds: float = ACK_SECONDS,
         max_retries: int = MAX_RETRIES,
@@ -125,7 +124,6 @@ class SocketModeServer:
         self.lost_acks: list[dict[str, Any]] = []
         self._acks_to_lose = 0
         self._sends_to_cut = 0
-        self._bot_token = bot_token
         self._time = time_fn
         self._tickets: set[str] = set()
         self._connections: dict[int, _Connection] = {}

@@ -64,7 +64,7 @@ class SlackStandin:
         self._failures = FailurePlan()
         self._holds = HoldPlan()
         self._responses = ResponseUrls()
-        self.socket_mode = SocketModeServer(app_id, bot_token)
+        self.socket_mode = SocketModeServer(app_id)
         """Socket Mode for the app, on once `app_token` is set (the `xapp-` token it accepts)."""
         self.socket_mode.app_token = app_token
 
