@@ -26,8 +26,9 @@ from test_restart import REPORT, BotProcess, World, every_lane_ran_once, world
 from waiting import until
 
 from bot.playground import APPROVER, REQUESTER, SlackDriver
-from bot.playground.socket_mode import CONNECTION_LOST, TIMEOUT
+from bot.playground.envelopes import CONNECTION_LOST, TIMEOUT
 from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
+from bot.store import approvals
 from bot.store.models import RunRequest
 
 pytestmark = pytest.mark.slow
@@ -108,6 +109,10 @@ async def test_run_edit_approve_lanes_and_report_over_socket_mode(tmp_path: Path
         await every_lane_ran_once(w)
         await until(lambda: reports(w, card), "the report in the card's thread")
         assert len(reports(w, card)) == 1 and len(cards(w)) == 1
+
+        assert (await slack.app_home_opened(REQUESTER)).status == 200  # an events_api envelope
+        await until(lambda: w.standin.home(REQUESTER), "the App Home tab")
+        assert [d.type for d in w.standin.socket_mode.deliveries][-1] == "events_api"
         acks_in_time(w)
         assert all(d.retry_attempt == 0 for d in w.standin.socket_mode.deliveries)
         assert not w.standin.socket_mode.stray_acks
@@ -166,7 +171,9 @@ async def test_refresh_and_drops_mid_run_lose_nothing_and_do_nothing_twice(tmp_p
         assert [d.retry_reason for d in socket.deliveries] == ["", TIMEOUT]
         await until(lambda: card_with(w, "Approve"), "the approval card")
         card = cards(w)[-1]
+        socket.lose_next_ack()  # the click too: approved once, one run
         assert (await slack.click_button(APPROVER, CHANNEL, card["ts"], "Approve")).status == 200
+        assert socket.acks[-1].attempts == 2
         await until(_some_running(w), "lanes to run")
 
         hellos = socket.hellos
@@ -184,6 +191,9 @@ async def test_refresh_and_drops_mid_run_lose_nothing_and_do_nothing_twice(tmp_p
         await until(lambda: len(_status_replies(w)) >= 2, "both status replies")
         assert len(_status_replies(w)) == 2, _status_replies(w)
         assert len(cards(w)) == 1 and len(reports(w, card)) == 1 and await request_count(w) == 1
+        async with w.store.read() as session:
+            assert await approvals.approvers(session, 1, 1) == [APPROVER]
+        assert len(await w.run_states()) == 1
         assert bot.proc.poll() is None and len(w.bots) == 1  # the same process, reconnected by itself
         assert socket.hellos >= 3  # the first, after the refresh, after the drop
         acks_in_time(w)

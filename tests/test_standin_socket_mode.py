@@ -15,7 +15,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from bot.playground import SlackStandin
-from bot.playground.socket_mode import CONNECTION_LOST, TIMEOUT
+from bot.playground.envelopes import CONNECTION_LOST, TIMEOUT
 
 BOT_TOKEN = "xoxb-unit"
 APP_TOKEN = "xapp-1-unit"

@@ -27,6 +27,15 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from bot.playground.api_error import ApiError
+from bot.playground.envelopes import (
+    CONNECTION_LOST,
+    ENVELOPE_TYPES,
+    TIMEOUT,
+    Ack,
+    Delivery,
+    Envelope,
+    accepts_response_payload,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,34 +47,8 @@ CLOSE_AFTER_DISCONNECT_SECONDS = 10.0
 """After `disconnect`, Slack closes the old connection itself if the app has not moved on by then."""
 PATIENCE_SECONDS = 60.0
 """How long an envelope waits for an open connection before Slack gives up on it."""
-# Slack's `retry_reason` values, as its Events API retries name them.
-TIMEOUT = "timeout"
-CONNECTION_LOST = "connection_failed"
 _HOST = "applink-standin"
 HELLO_DEBUG_INFO = {"host": _HOST, "build_number": 1, "approximate_connection_time": 18060}
-ENVELOPE_TYPES = ("slash_commands", "interactive", "events_api")
-
-
-@dataclass(frozen=True, slots=True)
-class Ack:
-    """An envelope's ack as the stand-in received it. `seconds` runs from the envelope's first send."""
-
-    envelope_id: str
-    payload: dict[str, Any] | None
-    seconds: float
-    attempts: int
-    connection: int
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """One send of an envelope: which connection got it, and the retry fields it carried."""
-
-    envelope_id: str
-    type: str
-    connection: int
-    retry_attempt: int
-    retry_reason: str
 
 
 @dataclass
@@ -75,29 +58,6 @@ class _Connection:
     transport: asyncio.BaseTransport | None
     leaving: bool = False  # told to disconnect: no new envelopes
     closed: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-@dataclass
-class _Envelope:
-    id: str
-    type: str
-    payload: dict[str, Any]
-    accepts_response_payload: bool
-    acked: asyncio.Future[Ack]
-    attempts: int = 0
-    reason: str = ""
-    first_sent: float | None = None
-
-    def message(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "envelope_id": self.id,
-            "type": self.type,
-            "payload": self.payload,
-            "accepts_response_payload": self.accepts_response_payload,
-        }
-        if self.type == "events_api" or self.attempts > 1:
-            body.update(retry_attempt=self.attempts - 1, retry_reason=self.reason)
-        return body
 
 
 class SocketModeServer:
@@ -129,7 +89,7 @@ class SocketModeServer:
         self._connections: dict[int, _Connection] = {}
         self._ids = itertools.count(1)
         self._turn = itertools.count()
-        self._pending: dict[str, _Envelope] = {}
+        self._pending: dict[str, Envelope] = {}
         self._changed = asyncio.Condition()
         self._closing: set[asyncio.Future[bool]] = set()
 
@@ -231,11 +191,11 @@ class SocketModeServer:
         """Send an envelope and wait for its ack, sending again as Slack does; None when never acked."""
         if type not in ENVELOPE_TYPES:
             raise ValueError(f"envelope type {type!r}; Socket Mode sends {ENVELOPE_TYPES}")
-        envelope = _Envelope(
+        envelope = Envelope(
             id=f"{secrets.token_hex(4)}-{secrets.token_hex(2)}-{secrets.token_hex(6)}",
             type=type,
             payload=payload,
-            accepts_response_payload=_accepts_response_payload(type, payload),
+            accepts_response_payload=accepts_response_payload(type, payload),
             acked=asyncio.get_running_loop().create_future(),
         )
         self._pending[envelope.id] = envelope
@@ -247,7 +207,7 @@ class SocketModeServer:
         finally:
             self._pending.pop(envelope.id, None)
 
-    async def _until_acked(self, envelope: _Envelope) -> Ack | None:
+    async def _until_acked(self, envelope: Envelope) -> Ack | None:
         while envelope.attempts <= self.max_retries:
             connection = await self._next_connection()
             if await self._send(envelope, connection) and await self._acked_on(envelope, connection):
@@ -256,7 +216,7 @@ class SocketModeServer:
                 return envelope.acked.result()
         return None
 
-    async def _send(self, envelope: _Envelope, connection: _Connection) -> bool:
+    async def _send(self, envelope: Envelope, connection: _Connection) -> bool:
         envelope.attempts += 1
         if envelope.first_sent is None:
             envelope.first_sent = self._time()
@@ -280,7 +240,7 @@ class SocketModeServer:
             _abort(connection)
         return True
 
-    async def _acked_on(self, envelope: _Envelope, connection: _Connection) -> bool:
+    async def _acked_on(self, envelope: Envelope, connection: _Connection) -> bool:
         """Waits for the ack, the connection's end or the 3 s; False leaves the reason for the retry."""
         closed = asyncio.ensure_future(connection.closed.wait())
         try:
@@ -371,11 +331,3 @@ def _abort(connection: _Connection) -> None:
     if connection.transport is not None:
         connection.transport.abort()
     connection.closed.set()
-
-
-def _accepts_response_payload(type: str, payload: dict[str, Any]) -> bool:
-    """Slash commands and modal submissions (and option loads) may answer in the ack; clicks and events
-    may not."""
-    if type == "slash_commands":
-        return True
-    return type == "interactive" and payload.get("type") in ("view_submission", "block_suggestion")
