@@ -68,14 +68,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000.
+# `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000;
+# `make playground SOCKET=1` has the bot take Slack's requests over Socket Mode.
 # `make playground REAL_HARBOR=1` runs the lanes on the pinned Harbor instead of the bench's stand-in, each
 # trial in a throwaway root on this host (the bench's host-root environment: it needs root, and it is no
 # security boundary; it only ever runs the bench's scripted agent).
 REAL_HARBOR_ENV := CSB_HARBOR=$(abspath $(HARBOR_VENV))/bin/harbor HARBOR_ENV=harness.host_root:HostRootEnvironment \
 	LITELLM_LOCAL_MODEL_COST_MAP=True
 playground: $(STAMP) $(if $(REAL_HARBOR),$(HARBOR_STAMP))
-	$(if $(REAL_HARBOR),$(REAL_HARBOR_ENV)) $(BIN)/csb-bot playground $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
+	$(if $(REAL_HARBOR),$(REAL_HARBOR_ENV)) $(BIN)/csb-bot playground$(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))$(if $(SOCKET), --socket-mode)
 
 check: $(STAMP)
 	$(BIN)/csb-bot check

@@ -10,9 +10,15 @@ The two targets are measured alternately within one run (bot c=1, bare c=1, bot 
 per round), because a shared machine drifts; between phases the script waits until the bot has
 posted every card it owes, so its backlog never lands on the bare app's turn.
 
-    .venv/bin/python bench/ack_latency.py [--rounds 3] [--requests 500] [--requests-c1 100]
+    .venv/bin/python bench/ack_latency.py [--rounds 3] [--requests 500] [--requests-c1 100] [--socket-mode]
 
-Exits 1 when any request got a non-200 answer (the figures are then not a measurement).
+With `--socket-mode` both apps take the commands over Socket Mode instead: each connects to a Slack
+stand-in of its own (the same code, one process each), which sends the envelopes and times each from
+its send to the app's ack on the WebSocket. The load generator asks each stand-in for a phase and
+reads its figures back.
+
+Exits 1 when any request got a non-200 answer (the figures are then not a measurement); in Socket
+Mode, when any envelope was not acked at its first send.
 """
 
 from __future__ import annotations
@@ -37,16 +43,19 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.playground import CAST, DEFAULT_CHANNELS, REQUESTER, SlackStandin, slack_signature
 from bot.playground.payloads import AppContext, slash_command_form
+from bot.slack.socket_mode import PING_INTERVAL_SECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
 TOKEN = "xoxb-bench-token"
 SECRET = "bench-signing-secret"
+APP_TOKEN = "xapp-bench-app-token"
 HARBOR = "configs/example-bench/bin/harbor"  # relative: the bot resolves it from the project root
 COMMAND_TEXT = "run csb_sdlc_fix"
 GOAL_RATIO = 1.5
@@ -54,23 +63,63 @@ WARMUP = 20
 READY_TIMEOUT = 30.0
 DRAIN_TIMEOUT = 120.0
 STATS_PATH = "/bench/stats"
+LOAD_PATH = "/bench/load"
+ENVELOPE_PATIENCE = 30.0
 
 
 # -- the servers (each runs in its own child process: `ack_latency.py _serve <role> <port> ...`) -------
 
 
-def _serve_standin(port: int) -> None:
-    """The bot's Slack; `/bench/stats` lets the load generator see when the bot's backlog is posted."""
-    standin = SlackStandin(bot_token=TOKEN, base_url=f"http://{HOST}:{port}")
+def _serve_standin(port: int, socket_mode: bool = False) -> None:
+    """The bot's Slack; `/bench/stats` lets the load generator see when the bot's backlog is posted. In
+    Socket Mode, `/bench/load` sends a phase of envelopes to the connected app and returns the figures."""
+    standin = SlackStandin(
+        bot_token=TOKEN, base_url=f"http://{HOST}:{port}", app_token=APP_TOKEN if socket_mode else None
+    )
 
     async def stats(_request: web.Request) -> web.Response:
         posts = standin.calls_to("chat.postMessage")
         failed = sum(1 for call in standin.calls if not call.ok)
-        return web.json_response({"cards": sum(1 for c in posts if c.ok), "failed_calls": failed})
+        return web.json_response(
+            {
+                "cards": sum(1 for c in posts if c.ok),
+                "failed_calls": failed,
+                "connections": len(standin.socket_mode.connections),
+            }
+        )
+
+    commands = SignedCommands(f"http://{HOST}:{port}", prefix=str(port))
+
+    async def socket_load(request: web.Request) -> web.Response:
+        phase = await request.json()
+        sample = await envelope_load(standin, commands, int(phase["total"]), int(phase["concurrency"]))
+        return web.json_response({"latencies_ms": sample.latencies_ms, "failures": sample.failures})
 
     app = standin.build_app()
     app.router.add_get(STATS_PATH, stats)
+    app.router.add_post(LOAD_PATH, socket_load)
     web.run_app(app, host=HOST, port=port, print=None, access_log=None)
+
+
+async def envelope_load(
+    standin: SlackStandin, commands: SignedCommands, total: int, concurrency: int
+) -> Sample:
+    """As `load`, with envelopes: each latency is the stand-in's, from the envelope's send to its ack."""
+    sample = Sample()
+    remaining = iter(range(total))
+
+    async def worker() -> None:
+        for _ in remaining:
+            ack = await standin.socket_mode.deliver(
+                "slash_commands", commands.form(), patience=ENVELOPE_PATIENCE
+            )
+            outcome = "no_ack" if ack is None else ("200" if ack.attempts == 1 else "acked_on_a_retry")
+            sample.latencies_ms.append(ENVELOPE_PATIENCE * 1000 if ack is None else ack.seconds * 1000)
+            if outcome != "200":
+                sample.failures[outcome] = sample.failures.get(outcome, 0) + 1
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return sample
 
 
 def _serve_bare(port: int, slack_api_url: str) -> None:
@@ -91,6 +140,25 @@ def _serve_bare(port: int, slack_api_url: str) -> None:
     app.router.add_post("/slack/events", events)
     app.router.add_get("/healthz", healthz)
     web.run_app(app, host=HOST, port=port, print=None)
+
+
+def _serve_bare_socket(slack_api_url: str) -> None:
+    """The same bare app over Socket Mode, with the handler and ping interval the bot uses."""
+
+    async def run() -> None:
+        bolt = AsyncApp(client=AsyncWebClient(token=TOKEN, base_url=slack_api_url), signing_secret=SECRET)
+
+        @bolt.command("/csb")
+        async def on_csb(ack: AsyncAck) -> None:
+            await ack()
+
+        handler = AsyncSocketModeHandler(bolt, APP_TOKEN, ping_interval=PING_INTERVAL_SECONDS)
+        try:
+            await handler.start_async()
+        finally:
+            await handler.close_async()
+
+    asyncio.run(run())
 
 
 # -- child processes ------------------------------------------------------------------------------------
@@ -158,9 +226,12 @@ post_interval_seconds = 0
 """
 
 
-def bot_env(slack_api_url: str, database: Path) -> dict[str, str]:
-    """HTTP mode (no app token), the example bench, and the default config minus post pacing."""
+def bot_env(slack_api_url: str, database: Path, socket_mode: bool = False) -> dict[str, str]:
+    """HTTP mode (no app token) unless `socket_mode`, the example bench, and the default config minus
+    post pacing."""
     env = {k: v for k, v in os.environ.items() if k not in {"SLACK_APP_TOKEN", "CSB_REPO", "CSB_CONFIG"}}
+    if socket_mode:
+        env["SLACK_APP_TOKEN"] = APP_TOKEN
     config = database.parent / "bench.toml"
     config.write_text(BENCH_CONFIG)
     env.update(
@@ -184,7 +255,8 @@ def serve_argv(role: str, *args: object) -> list[str]:
 class SignedCommands:
     """`/csb run` forms as Slack sends them, each signed with a fresh timestamp as Slack does."""
 
-    def __init__(self, standin_url: str) -> None:
+    def __init__(self, standin_url: str, prefix: str = "bench") -> None:
+        self._prefix = prefix  # in each trigger id, which must differ between stand-ins
         self._app = AppContext(
             team_id="T0PLAY", team_domain="csb-playground", app_id="A0CSBBOT", bot_user_id="UCSBBOT"
         )
@@ -193,12 +265,15 @@ class SignedCommands:
         self._response_url = f"{standin_url}/response/bench"  # never used: a `run` answers with its card
         self._ids = itertools.count(1)
 
-    def next(self) -> tuple[bytes, dict[str, str]]:
-        n = next(self._ids)
-        form = slash_command_form(
-            self._app, self._user, self._channel, "/csb", COMMAND_TEXT, self._response_url, f"{n}.bench"
+    def form(self) -> dict[str, str]:
+        """A command's fields, as an envelope carries them; each has its own trigger id."""
+        trigger = f"{next(self._ids)}.{self._prefix}"
+        return slash_command_form(
+            self._app, self._user, self._channel, "/csb", COMMAND_TEXT, self._response_url, trigger
         )
-        body = urlencode(form)
+
+    def next(self) -> tuple[bytes, dict[str, str]]:
+        body = urlencode(self.form())
         stamp = str(int(time.time()))
         headers = {
             "Content-Type": "application/x-www-form-urlencoded",
@@ -368,9 +443,27 @@ class Targets:
     bare_url: str
     standin_url: str
     bot: Child
+    bare_standin_url: str | None = None
+    """Socket Mode: the bare app's own stand-in (the bot's is `standin_url`); None: HTTP."""
 
     def url(self, target: str) -> str:
         return self.bot_url if target == "bot" else self.bare_url
+
+    def socket_standin(self, target: str) -> str | None:
+        if self.bare_standin_url is None:
+            return None
+        return self.standin_url if target == "bot" else self.bare_standin_url
+
+
+async def socket_phase(
+    session: aiohttp.ClientSession, standin_url: str, total: int, concurrency: int
+) -> Sample:
+    """A phase sent by the target's stand-in, over the target's WebSocket; its figures come back."""
+    phase = {"total": total, "concurrency": concurrency}
+    timeout = aiohttp.ClientTimeout(total=None)  # a phase takes as long as it takes; each envelope is bounded
+    async with session.post(f"{standin_url}{LOAD_PATH}", json=phase, timeout=timeout) as response:
+        figures = await response.json()
+    return Sample(latencies_ms=list(figures["latencies_ms"]), failures=dict(figures["failures"]))
 
 
 class Bench:
@@ -402,7 +495,11 @@ class Bench:
 
     async def _phase(self, target: str, total: int, concurrency: int) -> Sample:
         """One target's load; after the bot's, wait out its backlog so it cannot slow the bare app's turn."""
-        sample = await load(self._session, self._targets.url(target), self._commands, total, concurrency)
+        socket_standin = self._targets.socket_standin(target)
+        if socket_standin is not None:
+            sample = await socket_phase(self._session, socket_standin, total, concurrency)
+        else:
+            sample = await load(self._session, self._targets.url(target), self._commands, total, concurrency)
         if target == "bot":
             self._sent_to_bot += total
             drained = await drain(
@@ -430,6 +527,16 @@ async def measure(targets: Targets, rounds: int, totals: dict[int, int]) -> Figu
 
 
 async def start_and_measure(children: Children, args: argparse.Namespace) -> bool:
+    print("mode:", "Socket Mode (stand-in send to ack)" if args.socket_mode else "HTTP", flush=True)
+    if args.socket_mode:
+        targets = await start_socket_mode(children)
+    else:
+        targets = await start_http(children)
+    figures = await measure(targets, args.rounds, {1: args.requests_c1, 50: args.requests})
+    return figures.report()
+
+
+async def start_http(children: Children) -> Targets:
     standin_port, bot_port, bare_port = free_port(), free_port(), free_port()
     standin_url = f"http://{HOST}:{standin_port}"
     standin = children.start("standin", serve_argv("standin", standin_port))
@@ -440,14 +547,43 @@ async def start_and_measure(children: Children, args: argparse.Namespace) -> boo
         await wait_ready(session, f"{standin_url}{STATS_PATH}", standin)
         await wait_ready(session, f"http://{HOST}:{bare_port}/healthz", bare)
         await wait_ready(session, f"http://{HOST}:{bot_port}/healthz", bot)
-    targets = Targets(
+    return Targets(
         bot_url=f"http://{HOST}:{bot_port}/slack/events",
         bare_url=f"http://{HOST}:{bare_port}/slack/events",
         standin_url=standin_url,
         bot=bot,
     )
-    figures = await measure(targets, args.rounds, {1: args.requests_c1, 50: args.requests})
-    return figures.report()
+
+
+async def start_socket_mode(children: Children) -> Targets:
+    """Five processes: a stand-in per app, the two apps, and this script asking for phases."""
+    bot_standin_port, bare_standin_port, bot_port = free_port(), free_port(), free_port()
+    bot_standin_url = f"http://{HOST}:{bot_standin_port}"
+    bare_standin_url = f"http://{HOST}:{bare_standin_port}"
+    bot_standin = children.start("standin", serve_argv("socket-standin", bot_standin_port))
+    bare_standin = children.start("bare-standin", serve_argv("socket-standin", bare_standin_port))
+    async with aiohttp.ClientSession() as session:
+        await wait_ready(session, f"{bot_standin_url}{STATS_PATH}", bot_standin)
+        await wait_ready(session, f"{bare_standin_url}{STATS_PATH}", bare_standin)
+        bare = children.start("bare", serve_argv("bare-socket", 0, f"{bare_standin_url}/api/"))
+        env = bot_env(f"{bot_standin_url}/api/", children.workdir / "bench.db", socket_mode=True)
+        bot = children.start("bot", [sys.executable, "-m", "bot", "serve", "--port", str(bot_port)], env)
+        await wait_connected(session, bare_standin_url, bare)
+        await wait_connected(session, bot_standin_url, bot)
+    return Targets(
+        bot_url="",
+        bare_url="",
+        standin_url=bot_standin_url,
+        bot=bot,
+        bare_standin_url=bare_standin_url,
+    )
+
+
+async def wait_connected(session: aiohttp.ClientSession, standin_url: str, child: Child) -> None:
+    async def connected() -> bool:
+        return (await standin_stats(session, standin_url))["connections"] >= 1
+
+    await poll(connected, READY_TIMEOUT, f"{child.name} to open its WebSocket", child)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -455,13 +591,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--requests", type=int, default=500, help="requests per target per round at c=50")
     parser.add_argument("--requests-c1", type=int, default=100, help="requests per target per round at c=1")
+    parser.add_argument(
+        "--socket-mode", action="store_true", help="both apps over Socket Mode, each through its own stand-in"
+    )
     return parser
 
 
 def _serve_main(argv: Sequence[str]) -> int:
     role, port, *rest = argv
-    if role == "standin":
-        _serve_standin(int(port))
+    if role in ("standin", "socket-standin"):
+        _serve_standin(int(port), socket_mode=role == "socket-standin")
+    elif role == "bare-socket":
+        _serve_bare_socket(rest[0])
     else:
         _serve_bare(int(port), rest[0])
     return 0

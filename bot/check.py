@@ -64,6 +64,14 @@ async def ray_head_report(choice: ExecutorChoice) -> tuple[str | None, str | Non
     return None, f"Ray head {ray.address} answers: Ray {version.ray_version}"
 
 
+def serve_mode() -> str:
+    """Which way `serve` will take Slack's requests, read off the tokens (checked by the settings: an
+    app-level token starts with xapp-, a bot token with xoxb-, and each is refused in the other's place)."""
+    if load_settings().slack_app_token is None:
+        return "serve will use HTTP: SLACK_APP_TOKEN is unset, so Slack posts to /slack/events"
+    return "serve will use Socket Mode: SLACK_APP_TOKEN is an app-level token (xapp-); no public URL needed"
+
+
 def checkout_problems(settings: Settings) -> list[str]:
     """Why CSB_REPO is not a CSB checkout the bot can read; `serve` refuses to start on any of them."""
     repo = settings.resolved_repo()

@@ -10,10 +10,7 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
-
-from bot.check import checkout_problems, run_checks
+from bot.check import checkout_problems, run_checks, serve_mode
 from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
 from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
@@ -26,6 +23,7 @@ from bot.settings import (
     load_database_settings,
     load_settings,
 )
+from bot.slack.socket_mode import run_socket_mode
 from bot.store.db import describe_revision, schema_revision
 from bot.wiring import build_bot
 
@@ -92,11 +90,18 @@ def _parser() -> argparse.ArgumentParser:
         "playground",
         help="run the bot against a local Slack stand-in and its page",
         description="Run the bot, a local Slack stand-in and its page (at /) on one port. It makes its own\n"
-        "Slack tokens: SLACK_* variables are ignored.",
+        "Slack tokens: SLACK_* variables are ignored. --socket-mode: the bot takes Slack's requests over\n"
+        "a WebSocket it opens to the stand-in, as `serve` does with SLACK_APP_TOKEN.",
         epilog=_PLAYGROUND_ENV,
         formatter_class=_Help,
     )
     _host_port(playground)
+    playground.add_argument(
+        "--socket-mode",
+        action="store_true",
+        default=argparse.SUPPRESS,  # a switch: no "(default: False)" in the help
+        help="Socket Mode instead of signed HTTP requests",
+    )
     playground.set_defaults(func=_playground)
     check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
     check.set_defaults(func=_check)
@@ -119,7 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
     bot = build_bot(settings)
     socket_mode = None
     if settings.slack_app_token is not None:
-        socket_mode = partial(_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
+        socket_mode = partial(run_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
     mode = "HTTP" if socket_mode is None else "Socket Mode; HTTP for /healthz"
     serve_forever(
         build_web_app(bot),
@@ -132,21 +137,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _socket_mode(app: AsyncApp, app_token: str) -> None:
-    """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket."""
-    handler = AsyncSocketModeHandler(app, app_token)
-    try:
-        await handler.start_async()
-    finally:
-        await handler.close_async()
-
-
 def _announce(mode: str, listening: Listening, host: str) -> None:
     print(f"csb-bot listening ({mode}): http://{host}:{listening.port}/", flush=True)
 
 
 def _playground(args: argparse.Namespace) -> int:
-    return run_playground(args.host, args.port)
+    return run_playground(args.host, args.port, socket_mode=getattr(args, "socket_mode", False))
 
 
 def _database(args: argparse.Namespace) -> int:
@@ -165,4 +161,5 @@ def _check(_args: argparse.Namespace) -> int:
         print(f"✗ {line}")
     if not problems:
         print("✓ settings, config file and CSB checkout look fine")
+        print(f"  {serve_mode()}")
     return 1 if problems else 0

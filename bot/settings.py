@@ -165,6 +165,19 @@ class DatabaseSettings(BaseSettings):
         return make_url(self.csb_database_url).render_as_string(hide_password=True)
 
 
+_TOKEN_KINDS = {
+    "xoxb-": "a bot token (xoxb-), which goes in SLACK_BOT_TOKEN",
+    "xapp-": "an app-level token (xapp-), which goes in SLACK_APP_TOKEN and turns on Socket Mode",
+    "xoxp-": "a user token (xoxp-), which the bot does not use",
+}
+
+
+def _token_kind(value: str) -> str:
+    """What a token of the wrong kind is, by its prefix (never its value), so a swap is plain to see."""
+    kind = next((kind for prefix, kind in _TOKEN_KINDS.items() if value.startswith(prefix)), None)
+    return f"; this one is {kind}" if kind else ""
+
+
 class Settings(DatabaseSettings):
     slack_bot_token: SecretStr
     slack_signing_secret: SecretStr
@@ -202,14 +215,20 @@ class Settings(DatabaseSettings):
     @classmethod
     def _bot_token_shape(cls, token: SecretStr) -> SecretStr:
         if not token.get_secret_value().startswith("xoxb-"):
-            raise ValueError("a bot token starts with xoxb- (OAuth & Permissions, Bot User OAuth Token)")
+            raise ValueError(
+                "a bot token starts with xoxb- (OAuth & Permissions, Bot User OAuth Token)"
+                + _token_kind(token.get_secret_value())
+            )
         return token
 
     @field_validator("slack_app_token")
     @classmethod
     def _app_token_shape(cls, token: SecretStr | None) -> SecretStr | None:
         if token is not None and not token.get_secret_value().startswith("xapp-"):
-            raise ValueError("an app-level token starts with xapp- (Basic Information, App-Level Tokens)")
+            raise ValueError(
+                "an app-level token starts with xapp- (Basic Information, App-Level Tokens)"
+                + _token_kind(token.get_secret_value())
+            )
         return token
 
     def secret_values(self) -> list[str]:

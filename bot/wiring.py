@@ -130,8 +130,18 @@ def build_bot(
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
     clicks = RunControlClicks(control, replies, directory, client, replays)
+    socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(
-        settings, client, router, decisions, notifier, inflight, HomeService(store, clock), clicks, replays
+        settings,
+        client,
+        router,
+        decisions,
+        notifier,
+        inflight,
+        HomeService(store, clock),
+        clicks,
+        replays,
+        socket_mode=socket_mode,
     )
     return Bot(
         settings=settings,

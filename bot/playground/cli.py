@@ -1,13 +1,16 @@
 """`csb-bot playground`: the bot and a Slack stand-in in one process, on the embedded default.
 
 The stand-in's Web API, the bot's Slack endpoint and the playground's own routes share one port;
-requests from "users" are signed exactly as Slack signs them and sent to the bot over loopback.
+requests from "users" are signed exactly as Slack signs them and sent to the bot over loopback. With
+`--socket-mode` they go instead as envelopes over the WebSocket the bot opens to the stand-in, as in
+a deployment without a public URL; the page is the same either way.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+from functools import partial
 
 from aiohttp import web
 
@@ -18,6 +21,7 @@ from bot.playground.routes import PlaygroundRoutes
 from bot.playground.standin import SlackStandin
 from bot.server import BOT_KEY, build_web_app
 from bot.settings import PROJECT_ROOT, Settings, load_settings
+from bot.slack.socket_mode import run_socket_mode
 from bot.wiring import Bot, build_bot
 
 PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
@@ -26,14 +30,14 @@ EXAMPLE_HARBOR = PROJECT_ROOT / "configs" / "example-bench" / "bin" / "harbor"
 PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
-def playground_settings(host: str, port: int) -> Settings:
-    """Fresh throwaway credentials for the stand-in, whatever SLACK_* says (no Socket Mode either);
-    CSB_* variables from the environment still apply."""
+def playground_settings(host: str, port: int, *, socket_mode: bool = False) -> Settings:
+    """Fresh throwaway credentials for the stand-in, whatever SLACK_* says (an app-level token too, for
+    Socket Mode); CSB_* variables from the environment still apply."""
     env = os.environ
     values: dict[str, object] = {
         "slack_bot_token": f"xoxb-playground-{secrets.token_hex(8)}",
         "slack_signing_secret": secrets.token_hex(16),
-        "slack_app_token": None,
+        "slack_app_token": f"xapp-playground-{secrets.token_hex(8)}" if socket_mode else None,
         "slack_api_url": f"http://{host}:{port}/api/",
         "csb_database_url": env.get("CSB_DATABASE_URL", f"sqlite+aiosqlite:///{PLAYGROUND_DATABASE}"),
         "csb_harbor": env.get("CSB_HARBOR", str(EXAMPLE_HARBOR)),
@@ -50,34 +54,52 @@ def playground_environ() -> dict[str, str]:
     return environ
 
 
-def build_playground(host: str, port: int) -> web.Application:
-    settings = playground_settings(host, port)
+def build_playground(host: str, port: int, *, socket_mode: bool = False) -> web.Application:
+    settings = playground_settings(host, port, socket_mode=socket_mode)
     bot = build_bot(settings, environ=playground_environ())
+    app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else None
     standin = SlackStandin(
-        bot_token=settings.slack_bot_token.get_secret_value(), base_url=f"http://{host}:{port}"
+        bot_token=settings.slack_bot_token.get_secret_value(),
+        base_url=f"http://{host}:{port}",
+        app_token=app_token,
     )
     app = build_web_app(bot)
     standin.add_routes(app.router)
-    PlaygroundRoutes(standin, settings, f"http://{host}:{port}").add_routes(app)
+    PlaygroundRoutes(standin, settings, f"http://{host}:{port}", socket_mode=socket_mode).add_routes(app)
+    app.on_shutdown.append(lambda _app: standin.socket_mode.close())
     return app
 
 
-def run_playground(host: str, port: int) -> int:
-    """Served like `csb-bot serve` (same limits, same one-line start-up errors) on `host:port`."""
-    app = build_playground(host, port)
+def run_playground(host: str, port: int, *, socket_mode: bool = False) -> int:
+    """Served like `csb-bot serve` (same limits, same one-line start-up errors) on `host:port`; in
+    Socket Mode the bot connects to the stand-in once the port is open."""
+    app = build_playground(host, port, socket_mode=socket_mode)
     bot = app[BOT_KEY]
     problems = checkout_problems(bot.settings)
     if problems:
         raise InfraError("; ".join(problems))
-    serve_forever(app, host, port, bot.config.server, ready=lambda listening: _banner(host, listening, bot))
+    token = bot.settings.slack_app_token
+    serve_forever(
+        app,
+        host,
+        port,
+        bot.config.server,
+        ready=lambda listening: _banner(host, listening, bot),
+        alongside=partial(run_socket_mode, bot.app, token.get_secret_value()) if token else None,
+    )
     return 0
 
 
 def _banner(host: str, listening: Listening, bot: Bot) -> None:
     base = f"http://{host}:{listening.port}"
+    reaches = (
+        "bot over Socket Mode (a WebSocket it opens to the stand-in)"
+        if bot.settings.slack_app_token
+        else f"bot at {base}/slack/events"
+    )
     print(
         f"csb-bot playground: open {base}/ in a browser\n"
-        f"  Slack stand-in Web API at {base}/api/, bot at {base}/slack/events\n"
+        f"  Slack stand-in Web API at {base}/api/, {reaches}\n"
         f"  CSB checkout: {bot.settings.resolved_repo()}\n"
         "  Ctrl+C to stop.",
         flush=True,

@@ -1,8 +1,10 @@
 """Plays the Slack side towards the bot: signed slash commands, clicks, submissions and events.
 
-Requests are signed with the app's signing secret exactly as Slack signs them, so the bot's own
-verification runs on every test. Payloads come from the stand-in's state (the stored card a user
-clicks, the open modal they submit), so a test cannot click a button the bot never drew.
+Over HTTP, requests are signed with the app's signing secret exactly as Slack signs them, so the bot's
+own verification runs on every test. In Socket Mode (`socket_mode=True`) the same payloads go out as
+envelopes on the bot's WebSocket (`SlackStandin.socket_mode`), and the ack is the answer. Payloads
+come from the stand-in's state (the stored card a user clicks, the open modal they submit), so a test
+cannot click a button the bot never drew.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ class DriverResponse:
     status: int
     body_text: str
     json: Any | None
+    ack_seconds: float | None = None
+    """Socket Mode: from the envelope's first send to its ack (retries included)."""
+
+
+NO_ACK = 408
+"""The status a Socket Mode envelope gets when the bot never acked it (Slack shows the user an error)."""
 
 
 class SlackDriver:
@@ -59,8 +67,11 @@ class SlackDriver:
         standin_url: str,
         *,
         time_fn: Callable[[], float] = time.time,
+        socket_mode: bool = False,
     ) -> None:
         self.bot_url = bot_url
+        self.socket_mode = socket_mode
+        """Deliver over the stand-in's Socket Mode connections instead of POSTing to `bot_url`."""
         self.signing_secret = signing_secret
         self.standin = standin
         self.standin_url = standin_url.rstrip("/")
@@ -99,6 +110,8 @@ class SlackDriver:
             self._response_url(channel.id, user_id),
             self.standin.issue_trigger_id(user_id),
         )
+        if self.socket_mode:
+            return await self._envelope("slash_commands", form)
         return await self.post(urlencode(form), FORM)
 
     async def click(
@@ -155,7 +168,7 @@ class SlackDriver:
             self.standin.issue_trigger_id(user_id),
             f"{self.time_fn():.6f}",
         )
-        return await self.post(urlencode({"payload": json.dumps(payload)}), FORM)
+        return await self.interaction(payload)
 
     async def submit_view(
         self, user_id: str, view_id: str, values: dict[str, dict[str, dict[str, Any]]]
@@ -172,7 +185,7 @@ class SlackDriver:
         payload = view_submission_payload(
             self._app(), self.standin.user(user_id), view, values, self.standin.issue_trigger_id(user_id)
         )
-        response = await self.post(urlencode({"payload": json.dumps(payload)}), FORM)
+        response = await self.interaction(payload)
         self._apply_view_answer(user_id, view_id, response)
         return response
 
@@ -186,9 +199,24 @@ class SlackDriver:
             f"{self.time_fn():.6f}",
             f"Ev{next(self._ids):08d}PLAY",
         )
+        if self.socket_mode:
+            return await self._envelope("events_api", body)
         return await self.post(json.dumps(body), JSON)
 
     # -- the wire -------------------------------------------------------------------------------------
+
+    async def interaction(self, payload: dict[str, Any]) -> DriverResponse:
+        """An interaction payload (a click, a submission) as Slack sends it in this driver's mode."""
+        if self.socket_mode:
+            return await self._envelope("interactive", payload)
+        return await self.post(urlencode({"payload": json.dumps(payload)}), FORM)
+
+    async def _envelope(self, kind: str, payload: dict[str, Any]) -> DriverResponse:
+        ack = await self.standin.socket_mode.deliver(kind, payload)
+        if ack is None:
+            return DriverResponse(NO_ACK, "not acknowledged", None)
+        text = json.dumps(ack.payload) if ack.payload else ""
+        return DriverResponse(200, text, ack.payload, ack_seconds=ack.seconds)
 
     async def post(
         self,
@@ -227,7 +255,7 @@ class SlackDriver:
             self.standin.issue_trigger_id(user_id),
             f"{self.time_fn():.6f}",
         )
-        return await self.post(urlencode({"payload": json.dumps(payload)}), FORM)
+        return await self.interaction(payload)
 
     def _apply_view_answer(self, user_id: str, view_id: str, response: DriverResponse) -> None:
         """Slack closes the modal on a plain ack, keeps it on `errors`, swaps it on `update`."""

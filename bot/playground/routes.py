@@ -23,12 +23,11 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from aiohttp import web
 
 from bot.playground.api_error import ApiError
-from bot.playground.driver import FORM, ButtonNotFound, DriverResponse, SlackDriver
+from bot.playground.driver import ButtonNotFound, DriverResponse, SlackDriver
 from bot.playground.payloads import VERIFICATION_TOKEN, AppContext, Button, block_actions_payload
 from bot.playground.standin import SlackStandin
 from bot.playground.users import ADMIN, APPROVER, CAST, OUTSIDER, REQUESTER, bot_user
@@ -58,10 +57,18 @@ _CLOSE_STREAM: dict[str, Any] = {"kind": "closing"}
 
 
 class PlaygroundRoutes:
-    def __init__(self, standin: SlackStandin, settings: Settings, base_url: str) -> None:
+    def __init__(
+        self, standin: SlackStandin, settings: Settings, base_url: str, *, socket_mode: bool = False
+    ) -> None:
+        """`socket_mode`: what people do reaches the bot as envelopes on its WebSocket, not as HTTP."""
         self._standin = standin
+        self._socket_mode = socket_mode
         self._driver = SlackDriver(
-            f"{base_url}/slack/events", settings.slack_signing_secret.get_secret_value(), standin, base_url
+            f"{base_url}/slack/events",
+            settings.slack_signing_secret.get_secret_value(),
+            standin,
+            base_url,
+            socket_mode=socket_mode,
         )
         self._streams: set[asyncio.Queue[dict[str, Any]]] = set()
 
@@ -138,6 +145,10 @@ class PlaygroundRoutes:
         return web.json_response(
             {
                 "team": {"id": standin.team_id, "domain": standin.team_domain},
+                "transport": {
+                    "mode": "socket" if self._socket_mode else "http",
+                    "connections": len(standin.socket_mode.connections),
+                },
                 "bot": {"id": bot.id, "name": bot.name, "real_name": bot.real_name},
                 "users": [
                     {"id": u.id, "name": u.name, "real_name": u.real_name, "role": ROLES.get(u.id, "")}
@@ -309,7 +320,7 @@ class PlaygroundRoutes:
     # -- helpers --------------------------------------------------------------------------------------
 
     async def _send(self, payload: dict[str, Any]) -> DriverResponse:
-        return await self._driver.post(urlencode({"payload": json.dumps(payload)}), FORM)
+        return await self._driver.interaction(payload)
 
     def _app_context(self) -> AppContext:
         standin = self._standin

@@ -24,6 +24,7 @@ from bot.playground.files_store import FileStore
 from bot.playground.methods import METHODS
 from bot.playground.recording import FailurePlan, Hold, HoldPlan, InjectedFailure, RecordedCall
 from bot.playground.response_urls import ResponseUrls, apply_response
+from bot.playground.socket_mode import CONNECTIONS_OPEN, SocketModeServer
 from bot.playground.surfaces import Surfaces
 from bot.playground.users import CAST, PlayUser
 from bot.playground.workspace import DEFAULT_CHANNELS, BotIdentity, Channel, SlackTs, Workspace
@@ -45,6 +46,7 @@ class SlackStandin:
         team_domain: str = "csb-playground",
         base_url: str | None = None,
         time_fn: Callable[[], float] = time.time,
+        app_token: str | None = None,
     ) -> None:
         self.bot_token = bot_token
         self.team_domain = team_domain
@@ -62,6 +64,9 @@ class SlackStandin:
         self._failures = FailurePlan()
         self._holds = HoldPlan()
         self._responses = ResponseUrls()
+        self.socket_mode = SocketModeServer(app_id)
+        """Socket Mode for the app, on once `app_token` is set (the `xapp-` token it accepts)."""
+        self.socket_mode.app_token = app_token
 
     @property
     def team_id(self) -> str:
@@ -85,6 +90,7 @@ class SlackStandin:
         router.add_route("POST", "/api/{method}", self._handle_api)
         router.add_post("/response/{token}", self._handle_response_url)
         router.add_post("/upload/{file_id}", self._handle_upload)
+        self.socket_mode.add_routes(router)
 
     async def _handle_upload(self, request: web.Request) -> web.Response:
         """The upload URL `files.getUploadURLExternal` hands out: it takes the file's bytes."""
@@ -98,7 +104,7 @@ class SlackStandin:
             values, token = await _read_call(request)
         except ApiError as exc:
             return self._answer(method, {}, exc.to_body())
-        if method not in METHODS:
+        if method not in METHODS and method != CONNECTIONS_OPEN:
             return self._answer(method, values, ApiError("unknown_method").to_body())
         hold = self._holds.take(method, values.get("channel"))
         if hold is not None:
@@ -122,6 +128,8 @@ class SlackStandin:
 
     def _call(self, method: str, values: dict[str, Any], token: str | None) -> dict[str, Any]:
         try:
+            if method == CONNECTIONS_OPEN:  # the one method taking the app-level token
+                return {"ok": True, **self.socket_mode.open(token, self.base_url)}
             if token is None:
                 raise ApiError("not_authed")
             if token != self.bot_token:
@@ -291,7 +299,7 @@ class SlackStandin:
 async def _read_call(request: web.Request) -> tuple[dict[str, Any], str | None]:
     """Merge query, form and JSON arguments; the token comes from `Authorization: Bearer` or `token`."""
     values: dict[str, Any] = dict(request.query)
-    if request.can_read_body:
+    if request.body_exists:  # not can_read_body: a middleware may have read (and cached) it already
         if request.content_type == "application/json":
             try:
                 body = await request.json()

@@ -1,5 +1,5 @@
-"""Recognise a signed click or modal submit replayed within Slack's five-minute signature window, and
-ignore it."""
+"""Recognise a signed click or modal submit replayed within Slack's five-minute signature window,
+and a request Socket Mode delivered twice, and ignore the second."""
 
 from __future__ import annotations
 
@@ -73,6 +73,22 @@ class ReplayGuard:
                 view.get("callback_id"),
                 view.get("id"),
             )
+        return fresh
+
+    async def first_delivery(self, delivery_id: str) -> bool:
+        """False when a request with this id (a `trigger_id`, an `event_id`) was acted on already, by
+        this process or another: Socket Mode sends an envelope again when its ack went astray.
+
+        A database that cannot answer lets the request through, as for clicks: the work behind it
+        meets the same database and answers "busy"."""
+        try:
+            fresh = await self._first_sight(_key("delivery", delivery_id))
+        except DATABASE_ERRORS as exc:
+            if not unavailable(exc):
+                raise
+            return True
+        if not fresh:
+            log.info("delivery %.60s seen before: acked, not acted on again", delivery_id)
         return fresh
 
     async def _first_sight(self, key: str) -> bool:

@@ -52,7 +52,10 @@ def create_app(
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks,
     replays: ReplayGuard,
+    *,
+    socket_mode: bool,
 ) -> AsyncApp:
+    """`socket_mode`: a request Slack sends twice is acted on once (`Prologue`)."""
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_OWN_CLIENT_NOTE)  # once: the same filter
     app = AsyncApp(
         client=client,
@@ -62,7 +65,7 @@ def create_app(
     async def direct(user_id: str, text: str) -> None:
         await dm_now(client, user_id, text)
 
-    listen = Prologue(inflight, notifier, replays, direct)
+    listen = Prologue(inflight, notifier, replays, direct, once_per_delivery=socket_mode)
     command.register(app, router, listen)
     home.register(app, home_service, listen)
     approval.register(app, decisions, listen)

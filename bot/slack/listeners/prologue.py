@@ -24,12 +24,21 @@ DirectAnswer = Callable[[str, str], Awaitable[None]]
 
 class Prologue:
     def __init__(
-        self, inflight: InFlight, notifier: Notifier, replays: ReplayGuard, direct: DirectAnswer
+        self,
+        inflight: InFlight,
+        notifier: Notifier,
+        replays: ReplayGuard,
+        direct: DirectAnswer,
+        *,
+        once_per_delivery: bool,
     ) -> None:
+        """`once_per_delivery` (Socket Mode): a request Slack sends again is acked but not acted on
+        twice, since the ack of the first one may be what went missing."""
         self._inflight = inflight
         self._notifier = notifier
         self._replays = replays
         self._direct = direct
+        self._once_per_delivery = once_per_delivery
 
     async def run(self, ack: AsyncAck, body: dict[str, Any], work: Work, *, at_once: bool = False) -> None:
         """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
@@ -67,12 +76,22 @@ class Prologue:
 
         await unless_busy(first_time_only, lambda: self._direct(user_id, BUSY))
 
+    async def _first(self, body: dict[str, Any]) -> bool:
+        delivery = delivery_id(body)
+        if not self._once_per_delivery or delivery is None:
+            return True
+        return await self._replays.first_delivery(delivery)
+
     async def _work(self, body: dict[str, Any], work: Work, at_once: bool) -> None:
+        """A request seen before is skipped here, in its turn: a burst's checks then take turns too
+        instead of crowding the event loop while acks are still going out."""
         if at_once:
-            await work()
+            if await self._first(body):
+                await work()
             return
         async with self._inflight.turn(sender(body)):
-            await work()
+            if await self._first(body):
+                await work()
 
 
 def busy_errors(body: dict[str, Any]) -> dict[str, str]:
@@ -88,3 +107,10 @@ def sender(body: dict[str, Any]) -> str:
     if isinstance(user, dict):
         return str(user.get("id", ""))
     return str(body.get("user_id") or user or (body.get("event") or {}).get("user") or "")
+
+
+def delivery_id(body: dict[str, Any]) -> str | None:
+    """What stays the same when Slack sends a request again: an event's `event_id`, else the
+    `trigger_id` every slash command and interaction carries."""
+    found = body.get("event_id") or body.get("trigger_id")
+    return str(found) if found else None
