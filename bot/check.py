@@ -87,7 +87,7 @@ def checkout_problems(settings: Settings) -> list[str]:
 
 def _first_task(settings: Settings) -> str | None:
     """The folder of the default task file's first task, relative to the checkout: what the probe runs."""
-    tasks = Catalog(settings.resolved_repo()).load().tasks
+    tasks = Catalog(settings.resolved_repo()).load(None).tasks
     return tasks[0].path if tasks else None
 
 
