@@ -37,7 +37,7 @@ def run_checks() -> tuple[list[str], list[str]]:
     notes: list[str] = []
     if not harbor:
         task = None if checkout else _first_task(settings)
-        probe = probe_harbor(settings.resolved_harbor(), settings.resolved_repo(), os.environ, task)
+        probe = probe_harbor(settings.launch_config(config, os.environ), task)
         problems += probe.problems
         notes += probe.notes
     try:

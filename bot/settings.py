@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
 
+from bot.csb.command import LaunchConfig
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
 
@@ -266,6 +268,17 @@ class Settings(DatabaseSettings):
 
     def resolved_config_path(self) -> Path:
         return _from_root(self.csb_config)
+
+    def launch_config(self, config: BotConfig, environ: Mapping[str, str]) -> LaunchConfig:
+        """What every lane command of this deployment shares: `serve` launches with it, `check` probes
+        Harbor with it, so both mean the same command."""
+        return LaunchConfig(
+            repo=self.resolved_repo(),
+            harbor=self.resolved_harbor(),
+            base_env=environ,
+            timeout_multiplier=config.engine.timeout_multiplier,
+            daytona=config.engine.daytona,
+        )
 
     def load_config(self) -> BotConfig:
         """Read the TOML file. Only the default file may be absent (then every knob has its default): a

@@ -10,7 +10,6 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
-from bot.csb.command import LaunchConfig
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.redact import Redactor
 from bot.engine import Engine, build_engine
@@ -94,13 +93,7 @@ def build_bot(
     store = Store(settings.csb_database_url)
     catalog = Catalog(repo)
     client = client or create_client(settings)
-    launch = LaunchConfig(
-        repo=repo,
-        harbor=settings.resolved_harbor(),
-        base_env=environ,
-        timeout_multiplier=config.engine.timeout_multiplier,
-        daytona=config.engine.daytona,
-    )
+    launch = settings.launch_config(config, environ)
     engine = build_engine(store, launch, config.engine, clock, eager=eager_notifier)
     notifier = Notifier(
         store,

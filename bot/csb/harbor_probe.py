@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.csb.command import HarborEnv, lane_command
+from bot.csb.command import LaunchConfig, job_name, lane_argv
 from bot.csb.lane_env import batch_env
 
 PRINT_CONFIG = "--print-config"
@@ -30,8 +30,10 @@ class HarborProbe:
     problems: list[str]
 
 
-def probe_harbor(harbor: str, repo: Path, environ: Mapping[str, str], task_path: str | None) -> HarborProbe:
-    """Ask `harbor` its version, then (when it can) whether it accepts the lane command for `task_path`."""
+def probe_harbor(launch: LaunchConfig, task_path: str | None) -> HarborProbe:
+    """Ask the deployment's Harbor its version, then (when it can) whether it accepts the lane command
+    the engine would run for `task_path` (`lane_argv`, with this deployment's environment)."""
+    harbor, repo, environ = launch.harbor, launch.repo, launch.base_env
     version = _run([harbor, "--version"], repo, environ)
     found = version.stdout.strip() if version.returncode == 0 else ""
     notes = [f"harbor {found or 'of unknown version (no --version: not Harbor itself?)'}: {harbor}"]
@@ -41,8 +43,8 @@ def probe_harbor(harbor: str, repo: Path, environ: Mapping[str, str], task_path:
     if PRINT_CONFIG not in help_text.stdout:
         notes.append(f"lane command not checked: this harbor has no `run {PRINT_CONFIG}`")
         return HarborProbe(notes, [])
-    env = HarborEnv(name=environ.get("HARBOR_ENV", ""))
-    argv = [*lane_command(harbor, task_path, "anthropic/claude-check", PROBE_JOBS_DIR, env=env), PRINT_CONFIG]
+    job = job_name(0, 0, 0)
+    argv = [*lane_argv(launch, task_path, "anthropic/claude-check", PROBE_JOBS_DIR, job, {}), PRINT_CONFIG]
     result = _run(argv, repo, {**batch_env(environ, repo, {}), "BASELINE_MCP_TYPE": "none"})
     if result.returncode != 0:
         output = " ".join((result.stderr or result.stdout).split())[-_SHOWN_CHARS:]
