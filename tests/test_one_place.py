@@ -203,11 +203,14 @@ def calls_of(tree: ast.Module, name: str) -> list[int]:
 
 
 def test_the_lane_argv_is_built_by_one_function() -> None:
-    """The engine and the dry run both call `lane_argv`; only it assembles Harbor's command."""
+    """The engine, the dry run and `check`'s Harbor probe all call `lane_argv`; only it assembles Harbor's
+    command."""
     found = {name for name, tree in sources() if calls_of(tree, "lane_command")}
     assert found == {"bot/csb/command.py"}, found
     users = {name for name, tree in sources() if calls_of(tree, "lane_argv")}
-    assert users == {"bot/engine/lane_launch.py", "bot/slack/views/replies.py"}, users
+    assert users == {"bot/engine/lane_launch.py", "bot/slack/views/replies.py", "bot/csb/harbor_probe.py"}, (
+        users
+    )
 
 
 def reads(tree: ast.Module, names: set[str]) -> list[int]:
