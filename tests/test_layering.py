@@ -21,7 +21,7 @@ ANYTHING = None  # the composition root and the tools built on it may import eve
 # What each part of bot/ may import of the others (besides itself), lowest layer first.
 MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "domain": frozenset(),
-    "settings": frozenset({"domain"}),
+    "settings": frozenset({"domain", "csb"}),  # the LaunchConfig serve and check share
     "csb": frozenset({"domain"}),
     "store": frozenset({"domain"}),
     "rayjobs": frozenset({"domain"}),
