@@ -8,6 +8,11 @@ NEED_DEBIAN := sh bin/need-debian-packages
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The Ray tests start a real one-node head from a venv of its own: Ray is no dependency of the bot, which
+# speaks to a cluster over its REST API only. Cached like .venv; a new version gets a new stamp.
+RAY_VERSION := 2.60.0
+RAY_VENV := .venv-ray
+RAY_STAMP := $(RAY_VENV)/.installed-$(RAY_VERSION)
 
 .PHONY: test lint playground check bench clean
 
@@ -19,17 +24,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+$(RAY_STAMP):
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || $(NEED_DEBIAN) python3-venv
+	@test -x $(RAY_VENV)/bin/python || $(PYTHON) -m venv $(RAY_VENV)
+	$(RAY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RAY_VENV)/bin/python -m pip install --quiet 'ray[default]==$(RAY_VERSION)'
+	@rm -f $(RAY_VENV)/.installed-*
+	@touch $(RAY_STAMP)
+
 # The browser test drives Debian's chromium (never a downloaded browser) and the page's Block Kit renderer
 # is tested under node; the store, engine and end-to-end suites run on SQLite and on a throwaway
 # PostgreSQL cluster (Debian's server binaries live under /usr/lib/postgresql/<version>/bin, off PATH).
-# Install what is missing before the clock starts, so no test is skipped.
-test: $(STAMP) lint
+# Install what is missing before the clock starts, so no test is skipped. CSB_TEST_RAY names the Ray
+# venv's bin folder for tests/ray_cluster.py.
+test: $(STAMP) $(RAY_STAMP) lint
 	@missing=""; \
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	test -z "$$missing" || $(NEED_DEBIAN) $$missing
-	$(BIN)/pytest
+	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin $(BIN)/pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -46,4 +60,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/ack_latency.py
 
 clean:
-	rm -rf $(VENV) .csb-bot .artifacts .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(RAY_VENV) .csb-bot .artifacts .pytest_cache .ruff_cache

@@ -2,28 +2,56 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
 from bot.csb.catalog import Catalog
 from bot.domain.errors import CsbBotError
-from bot.settings import Settings, load_settings
+from bot.rayjobs.jobs_api import RayJobsClient, RayJobsError
+from bot.settings import BotConfig, ExecutorChoice, Settings, load_settings
+
+# `check` is run by hand: a head that does not answer in this long is reported as not answering.
+RAY_CHECK_TIMEOUT_SEC = 5.0
 
 
-def run_checks() -> list[str]:
-    """An empty list means ready."""
+def run_checks() -> tuple[list[str], list[str]]:
+    """The problems (none means ready) and what was found fine beyond the usual (the Ray head)."""
     try:
         settings = load_settings()
     except CsbBotError as exc:
-        return [str(exc)]
+        return [str(exc)], []
     problems: list[str] = []
+    notes: list[str] = []
     try:
-        settings.load_config()
+        config = settings.load_config()
     except CsbBotError as exc:
         problems.append(str(exc))
+        config = BotConfig()
     problems += checkout_problems(settings)
     problems += _check_harbor(settings)
-    return problems
+    try:
+        choice = settings.executor(config)
+    except CsbBotError as exc:
+        problems.append(str(exc))
+    else:
+        if choice.kind == "ray":
+            problem, note = asyncio.run(ray_head_report(choice))
+            problems += [problem] if problem else []
+            notes += [note] if note else []
+    return problems, notes
+
+
+async def ray_head_report(choice: ExecutorChoice) -> tuple[str | None, str | None]:
+    """One line on the Ray head: a problem (it does not answer, or refuses) or a note with its version.
+    The token is sent, never shown."""
+    address = str(choice.ray_address)
+    async with RayJobsClient(address, choice.ray_token, timeout_sec=RAY_CHECK_TIMEOUT_SEC) as ray:
+        try:
+            version = await ray.version()
+        except RayJobsError as exc:
+            return str(exc), None
+    return None, f"Ray head {ray.address} answers: Ray {version.ray_version}"
 
 
 def checkout_problems(settings: Settings) -> list[str]:

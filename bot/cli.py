@@ -45,7 +45,10 @@ _SERVE_ENV = f"""environment (relative default paths are taken from the project 
   CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
   CSB_DATABASE_URL      sqlite:///path (default: {_shown(DEFAULT_DATABASE)})
   CSB_CONFIG            the bot's TOML file (default: {_shown(DEFAULT_CONFIG)})
-  CSB_HARBOR            Harbor executable (default: harbor on PATH)"""
+  CSB_HARBOR            Harbor executable (default: harbor on PATH)
+  CSB_EXECUTOR          where lanes run: local or ray (default: local)
+  CSB_RAY_ADDRESS       the Ray head's dashboard URL (required with ray)
+  CSB_RAY_TOKEN         the Ray cluster's token (optional)"""
 
 _PLAYGROUND_ENV = f"""environment (relative default paths are taken from the project root):
   CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
@@ -155,9 +158,11 @@ def _database(args: argparse.Namespace) -> int:
 
 
 def _check(_args: argparse.Namespace) -> int:
-    problems = run_checks()
+    problems, notes = run_checks()
     for line in problems:
         print(f"✗ {line}")
+    for line in notes:
+        print(f"✓ {line}")
     if not problems:
         print("✓ settings, config file and CSB checkout look fine")
     return 1 if problems else 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -79,11 +80,50 @@ class ServerConfig(BaseModel):
     body_timeout_sec: float = Field(default=15, gt=0)
 
 
+ExecutorKind = Literal["local", "ray"]
+_RAY_ADDRESS_SHAPE = "the head's dashboard URL, e.g. http://ray-head:8265"
+
+
+def _ray_address_shape(address: str | None) -> str | None:
+    """An http(s) URL with a host, without its trailing slash; blank is unset."""
+    if address is None or not address.strip():
+        return None
+    address = address.strip().rstrip("/")
+    parts = urlsplit(address)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL; use {_RAY_ADDRESS_SHAPE}")
+    return address
+
+
+class ExecutorConfig(BaseModel):
+    """The `[executor]` section: where lanes run. CSB_EXECUTOR, CSB_RAY_ADDRESS and CSB_RAY_TOKEN win."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ExecutorKind = "local"
+    ray_address: str | None = None
+    ray_token: SecretStr | None = None
+
+    _address_shape = field_validator("ray_address")(_ray_address_shape)
+
+
+class ExecutorChoice(BaseModel):
+    """Where lanes run, the environment and the config file merged: `local`, or `ray` with the head's
+    dashboard URL (always set then) and its optional token."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ExecutorKind
+    ray_address: str | None = None
+    ray_token: SecretStr | None = None
+
+
 class BotConfig(BaseModel):
     """The `configs/csb-bot.toml` file."""
 
     model_config = ConfigDict(extra="forbid")
 
+    executor: ExecutorConfig = ExecutorConfig()
     engine: EngineConfig = EngineConfig()
     notifier: NotifierConfig = NotifierConfig()
     server: ServerConfig = ServerConfig()
@@ -133,6 +173,17 @@ class Settings(DatabaseSettings):
     csb_repo: Path = EXAMPLE_BENCH
     csb_config: Path = DEFAULT_CONFIG
     csb_harbor: str = "harbor"
+    csb_executor: ExecutorKind | None = None
+    csb_ray_address: str | None = None
+    csb_ray_token: SecretStr | None = None
+
+    _ray_address = field_validator("csb_ray_address")(_ray_address_shape)
+
+    @field_validator("csb_executor", mode="before")
+    @classmethod
+    def _blank_executor_is_unset(cls, kind: Any) -> Any:
+        """`CSB_EXECUTOR=` means unset, as for every variable: the config file's choice, else local."""
+        return None if isinstance(kind, str) and not kind.strip() else kind
 
     @model_validator(mode="before")
     @classmethod
@@ -165,6 +216,25 @@ class Settings(DatabaseSettings):
         """Every secret setting's value, so text from outside (CSB's scripts) can be redacted."""
         values = [getattr(self, name) for name in type(self).model_fields]
         return [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
+
+    def executor(self, config: BotConfig) -> ExecutorChoice:
+        """Where lanes run: each of CSB_EXECUTOR, CSB_RAY_ADDRESS and CSB_RAY_TOKEN wins over its key
+        in the `[executor]` section. Ray without an address is an InfraError naming both places."""
+        section = config.executor
+        token = self.csb_ray_token if self.csb_ray_token is not None else section.ray_token
+        if token is not None and not token.get_secret_value().strip():
+            token = None
+        choice = ExecutorChoice(
+            kind=self.csb_executor or section.kind,
+            ray_address=self.csb_ray_address or section.ray_address,
+            ray_token=token,
+        )
+        if choice.kind == "ray" and choice.ray_address is None:
+            raise InfraError(
+                "the Ray executor needs the head's address: set CSB_RAY_ADDRESS or ray_address in the "
+                f"[executor] section ({_RAY_ADDRESS_SHAPE})"
+            )
+        return choice
 
     def resolved_repo(self) -> Path:
         return _from_root(self.csb_repo)

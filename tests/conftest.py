@@ -9,7 +9,9 @@ import pytest
 # Test helper modules (harness, csb_tree) live beside the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import ray_cluster
 from postgres_cluster import Cluster, required, server_bin
+from ray_cluster import RayHead
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +46,40 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if cluster is None:
         pytest.skip("PostgreSQL is not installed (initdb not found)")
     return cluster.new_database()
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[RayHead | None]:
+    """The session's Ray head, started by the first test that asks for it; None without the test venv
+    (CSB_TEST_RAY, set by `make test`), which is an error under CI."""
+    bin_dir = ray_cluster.ray_bin()
+    if bin_dir is None:
+        if ray_cluster.required():
+            pytest.fail("CI runs the Ray tests, and CSB_TEST_RAY names no venv with ray (run make test)")
+        yield None
+        return
+    head = RayHead(bin_dir)
+    try:
+        head.start()
+    except Exception as exc:
+        head.stop()
+        if ray_cluster.required():
+            pytest.fail(f"CI runs the Ray tests, and the Ray head did not start: {exc}")
+        raise
+    try:
+        yield head
+    finally:
+        head.stop()
+
+
+@pytest.fixture
+def ray_head(ray_session: RayHead | None) -> RayHead:
+    """The running Ray head (`ray_head.dashboard_url`, `ray_head.restart()`); the test is skipped
+    when the Ray test venv is missing. A test that killed the head leaves it restarted for the next."""
+    if ray_session is None:
+        pytest.skip(
+            "Ray tests need CSB_TEST_RAY (the bin folder of a venv with ray[default]; make test sets it)"
+        )
+    if not ray_session.running:
+        ray_session.start()
+    return ray_session

@@ -62,3 +62,22 @@ def test_no_test_reads_a_path_outside_the_repository() -> None:
     for source in [*ROOT.glob("tests/**/*.py"), *ROOT.glob("bot/**/*.py"), *ROOT.glob("bench/*.py")]:
         text = source.read_text(encoding="utf-8")
         assert not any(marker in text for marker in outside), source
+
+
+def test_make_test_builds_the_ray_venv_apart_and_names_it_to_pytest(tmp_path: Path) -> None:
+    """Ray is no dependency of the bot: its venv is separate, pinned, cached by a stamp, and handed to
+    the tests in CSB_TEST_RAY (dry run: nothing installed)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    dry = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-B", "test"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert ".venv-ray/bin/python -m pip install --quiet 'ray[default]==2.60.0'" in dry.stdout
+    assert f"CSB_TEST_RAY={ROOT}/.venv-ray/bin .venv/bin/pytest" in dry.stdout
+    assert "touch .venv-ray/.installed-2.60.0" in dry.stdout
