@@ -63,6 +63,7 @@ class Bot:
 
     async def close(self) -> None:
         await self.engine.executor.wait_all()
+        await self.engine.executor.close()
         await self.notifier.close()
         await self.store.close()
 
@@ -105,7 +106,14 @@ def build_bot(
         timeout_multiplier=config.engine.timeout_multiplier,
         daytona=config.engine.daytona,
     )
-    engine = build_engine(store, launch, config.engine, clock, eager=eager_notifier)
+    engine = build_engine(
+        store,
+        launch,
+        config.engine,
+        clock,
+        eager=eager_notifier,
+        executor_choice=settings.executor(config),
+    )
     notifier = Notifier(
         store,
         client,
