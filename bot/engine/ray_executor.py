@@ -141,6 +141,7 @@ class RayExecutor:
         """Submit one job per lane, all at once. A job Ray refused is an InfraError; one whose answer
         was lost counts as submitted and is sent again with the next listing that lacks it."""
         submissions = [self._submission(launch) for launch in launches]
+        await asyncio.to_thread(_make_log_folders, launches)
         answers = await asyncio.gather(
             *(self._ray.submit(submission) for submission in submissions), return_exceptions=True
         )
@@ -363,3 +364,9 @@ class RayExecutor:
 
 def _over(job: JobInfo | None) -> bool:
     return job is None or job.status.terminal
+
+
+def _make_log_folders(launches: Sequence[LaneLaunch]) -> None:
+    """The lane log's folder, made here as for a local lane: the worker sees the same shared tree."""
+    for launch in launches:
+        launch.log_path.parent.mkdir(parents=True, exist_ok=True)
