@@ -225,19 +225,22 @@ async def test_a_job_ray_never_starts_is_an_infrastructure_failure(tmp_path: Pat
         for lane in first:
             again = lanes[lane.id]
             assert again.infra_failures == 1 and "still PENDING" in (again.reason or "")
-        await until(
-            lambda: _all_stopped(kit, ray_head, {job_id(kit, run_id, lane.id or 0, 1) for lane in first}),
-            "the PENDING jobs to be stopped",
-        )
+        kit.clock.advance(timedelta(seconds=kit.config.retry_backoff_sec + 1))
+        await kit.engine.tick()  # the retries are new jobs; Ray keeps the first ones PENDING
+        jobs = await jobs_of(kit, ray_head)
+        assert set(jobs) == {
+            job_id(kit, run_id, lane.id or 0, attempt) for lane in first for attempt in (1, 2)
+        }
+        assert {job.status for job in jobs.values()} == {JobStatus.PENDING}
         async with kit.store.write() as session:  # no node will ever run them: cancel the run
             await runs.move_run(
                 session, run_id, from_states=[RunState.RUNNING, RunState.PAUSED], to=RunState.CANCELLING
             )
-
-
-async def _all_stopped(kit: EngineKit, head: RayHead, ids: set[str]) -> bool:
-    jobs = await jobs_of(kit, head)
-    return all(jobs[submission_id].status is JobStatus.STOPPED for submission_id in ids)
+        await kit.engine.tick()  # the stop Ray takes and does nothing with
+        kit.clock.advance(timedelta(seconds=21))
+        await kit.engine.tick()  # past the bound: ended, and so cancelled
+        await kit.engine.tick()
+        assert (await kit.run(run_id)).state is RunState.CANCELLED
 
 
 async def _notes(kit: EngineKit, run_id: int, what: str) -> int:

@@ -96,7 +96,9 @@ class RayExecutor:
         self._ended: dict[int, int] = {}  # lane id → exit code, once its end was seen
         self._logs: dict[int, Path] = {}  # lane id → its log file, where Ray's own failures are told
         self._unsent: dict[int, JobSubmission] = {}  # submits whose answer was lost: sent again
-        self._owed_stops: set[str] = set()  # jobs let go of unseen ended (the head was away): stopped later
+        # Jobs to stop once the head runs them: a stop the head could not take (it was away), and a
+        # job stopped while PENDING (Ray 2.60 takes that stop and leaves the job PENDING).
+        self._owed_stops: set[str] = set()
         self._contact: tuple[float, str | None] = (float("-inf"), None)  # when, and why it failed
         self.on_exit = None  # Ray tells nobody when a job ends: lanes are seen ending at the ticks
 
@@ -200,7 +202,8 @@ class RayExecutor:
         jobs = {job.submission_id: job for job in listed if job.submission_id.startswith(self._prefix)}
         for submission_id in list(self._owed_stops):
             job = jobs.get(submission_id)
-            if job is None or job.status.terminal or await self._stop(submission_id):
+            over = job is None or job.status.terminal
+            if over or (job.status is not JobStatus.PENDING and await self._stop(submission_id)):
                 self._owed_stops.discard(submission_id)
         return jobs
 
@@ -241,12 +244,14 @@ class RayExecutor:
         return ended(code)
 
     async def _pending_too_long(self, lane: Lane, submission_id: str) -> Seen:
-        """A job Ray has not started within `pending_sec` of its claim is stopped and failed (retried)."""
+        """A job Ray has not started within `pending_sec` of its claim is failed (retried) and stopped:
+        Ray 2.60 takes the stop of a PENDING job yet leaves it PENDING, so it is stopped again should
+        it ever run."""
         assert lane.started_at is not None
         if self._clock.now() - lane.started_at <= self._pending:
             return RUNNING
-        if not await self._stop(submission_id):
-            self._owed_stops.add(submission_id)
+        await self._stop(submission_id)
+        self._owed_stops.add(submission_id)
         seconds = int(self._pending.total_seconds())
         return self._end(lane, f"Ray did not start job {submission_id} within {seconds} s (still PENDING)")
 
