@@ -10,6 +10,9 @@ Run: `.venv/bin/python bench/dispatch.py`.
 PostgreSQL cluster (the tests' helper: `initdb` in a temporary folder, loopback, fsync off), each ticking
 as `csb-bot serve` does; one holds the lease and starts the lanes, the other keeps asking for it. The
 wall runs from the run being queued to its last lane settled.
+
+`--executor ray` compares the bot on a Ray head with the same lanes submitted straight to Ray's Jobs
+API (see `dispatch_ray.py`).
 """
 
 from __future__ import annotations
@@ -247,6 +250,11 @@ def main() -> int:
     if args.engine_of:
         asyncio.run(engine_process(args.engine_of, Path(args.root), Path(args.harbor)))
         return 0
+    if args.executor == "ray":
+        from dispatch_ray import compare
+        from ray_cluster import ray_bin
+
+        return compare(args.ray_address, Path(args.ray_bin) if args.ray_bin else ray_bin())
     cluster = _postgres() if args.db == "postgres" else None
     try:
         return _compare(cluster, args.processes, args.rounds)
@@ -263,6 +271,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--processes", type=int, default=2, help="bot processes with --db postgres")
     parser.add_argument(
         "--rounds", type=int, default=ROUNDS, help="rounds of each side; the best wall counts"
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: the bot on a Ray head against the same lanes submitted straight to Ray (dispatch_ray.py)",
+    )
+    parser.add_argument("--ray-address", help="with --executor ray: an existing head's dashboard URL")
+    parser.add_argument(
+        "--ray-bin", help="with --executor ray: the bin folder of a venv with ray (CSB_TEST_RAY)"
     )
     parser.add_argument("--engine-of", help=argparse.SUPPRESS)  # a child: one bot process's engine
     parser.add_argument("--root", help=argparse.SUPPRESS)

@@ -97,6 +97,20 @@ def _ray_address_shape(address: str | None) -> str | None:
     return address
 
 
+# Ray refuses these as entrypoint_resources: they have entrypoint_num_cpus and its kind.
+_RAY_BUILTIN_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory"})
+
+
+def _ray_resource_name(name: str | None) -> str | None:
+    """A custom resource the cluster's nodes offer (e.g. csb_slot); blank is unset."""
+    if name is None or not name.strip():
+        return None
+    name = name.strip()
+    if name in _RAY_BUILTIN_RESOURCES:
+        raise ValueError(f"{name} is one of Ray's own resources; name a custom one, e.g. csb_slot")
+    return name
+
+
 class ExecutorConfig(BaseModel):
     """The `[executor]` section: where lanes run. CSB_EXECUTOR, CSB_RAY_ADDRESS and CSB_RAY_TOKEN win."""
 
@@ -105,19 +119,25 @@ class ExecutorConfig(BaseModel):
     kind: ExecutorKind = "local"
     ray_address: str | None = None
     ray_token: SecretStr | None = None
+    ray_lane_resource: str | None = None
+    ray_pending_sec: float = Field(default=300, gt=0)
 
     _address_shape = field_validator("ray_address")(_ray_address_shape)
+    _resource_name = field_validator("ray_lane_resource")(_ray_resource_name)
 
 
 class ExecutorChoice(BaseModel):
     """Where lanes run, the environment and the config file merged: `local`, or `ray` with the head's
-    dashboard URL (always set then) and its optional token."""
+    dashboard URL (always set then), its optional token, the custom resource each lane's job asks one
+    of (None: none), and how long a job may wait PENDING before it counts as an infrastructure failure."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: ExecutorKind
     ray_address: str | None = None
     ray_token: SecretStr | None = None
+    ray_lane_resource: str | None = None
+    ray_pending_sec: float = 300
 
 
 class BotConfig(BaseModel):
@@ -191,8 +211,10 @@ class Settings(DatabaseSettings):
     csb_executor: ExecutorKind | None = None
     csb_ray_address: str | None = None
     csb_ray_token: SecretStr | None = None
+    csb_ray_lane_resource: str | None = None
 
     _ray_address = field_validator("csb_ray_address")(_ray_address_shape)
+    _ray_resource = field_validator("csb_ray_lane_resource")(_ray_resource_name)
 
     @field_validator("csb_executor", mode="before")
     @classmethod
@@ -239,8 +261,9 @@ class Settings(DatabaseSettings):
         return [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
 
     def executor(self, config: BotConfig) -> ExecutorChoice:
-        """Where lanes run: each of CSB_EXECUTOR, CSB_RAY_ADDRESS and CSB_RAY_TOKEN wins over its key
-        in the `[executor]` section. Ray without an address is an InfraError naming both places."""
+        """Where lanes run: each of CSB_EXECUTOR, CSB_RAY_ADDRESS, CSB_RAY_TOKEN and CSB_RAY_LANE_RESOURCE
+        wins over its key in the `[executor]` section. Ray without an address is an InfraError naming
+        both places."""
         section = config.executor
         token = self.csb_ray_token if self.csb_ray_token is not None else section.ray_token
         if token is not None and not token.get_secret_value().strip():
@@ -249,6 +272,8 @@ class Settings(DatabaseSettings):
             kind=self.csb_executor or section.kind,
             ray_address=self.csb_ray_address or section.ray_address,
             ray_token=token,
+            ray_lane_resource=self.csb_ray_lane_resource or section.ray_lane_resource,
+            ray_pending_sec=section.ray_pending_sec,
         )
         if choice.kind == "ray" and choice.ray_address is None:
             raise InfraError(

@@ -94,7 +94,14 @@ def build_bot(
     catalog = Catalog(repo)
     client = client or create_client(settings)
     launch = settings.launch_config(config, environ)
-    engine = build_engine(store, launch, config.engine, clock, eager=eager_notifier)
+    engine = build_engine(
+        store,
+        launch,
+        config.engine,
+        clock,
+        eager=eager_notifier,
+        executor_choice=settings.executor(config),
+    )
     notifier = Notifier(
         store,
         client,

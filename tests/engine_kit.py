@@ -22,7 +22,7 @@ from bot.domain.spec import Category, RunParams
 from bot.engine import Engine, build_engine
 from bot.engine.engine import GATHER_QUIET
 from bot.services.run_plan import plan_run
-from bot.settings import EngineConfig
+from bot.settings import EngineConfig, ExecutorChoice
 from bot.store import runs
 from bot.store.db import Store
 from bot.store.lanes import running_lanes
@@ -43,6 +43,7 @@ class EngineKit:
     config: EngineConfig
     env: dict[str, str]
     harbor: str
+    executor: ExecutorChoice = field(default_factory=lambda: ExecutorChoice(kind="local"))
     engines: list[Engine] = field(default_factory=list)
 
     @property
@@ -59,7 +60,7 @@ class EngineKit:
         launch = LaunchConfig(
             repo=self.repo, harbor=self.harbor, base_env=self.env, timeout_multiplier=10, daytona=False
         )
-        engine = build_engine(self.store, launch, cfg, self.clock, eager=False)
+        engine = build_engine(self.store, launch, cfg, self.clock, eager=False, executor_choice=self.executor)
         self.engines.append(engine)
         return engine
 
@@ -135,9 +136,15 @@ def trial_dirs(repo: Path) -> list[Path]:
 
 @asynccontextmanager
 async def engine_kit(
-    tmp_path: Path, *, url: str | None = None, harbor: Path | None = None, **config: Any
+    tmp_path: Path,
+    *,
+    url: str | None = None,
+    harbor: Path | None = None,
+    executor: ExecutorChoice | None = None,
+    **config: Any,
 ) -> AsyncIterator[EngineKit]:
-    """`url`: the database (the `db_url` fixture's, to run on SQLite and PostgreSQL); SQLite by default."""
+    """`url`: the database (the `db_url` fixture's, to run on SQLite and PostgreSQL); SQLite by default.
+    `executor`: where lanes run (this host's processes by default)."""
     repo = copy_bench(tmp_path)
     store = Store(url or f"sqlite:///{tmp_path / 'bot.db'}")
     await store.create_tables()
@@ -152,6 +159,7 @@ async def engine_kit(
         config=EngineConfig(**{**FAST, **config}),
         env=env,
         harbor=str(harbor or HARBOR),
+        executor=executor or ExecutorChoice(kind="local"),
     )
     kit.script({})
     kit.new_engine()
@@ -164,6 +172,7 @@ async def engine_kit(
     finally:
         for engine in kit.engines:
             await engine.executor.wait_all()
+            await engine.executor.close()
         await store.close()
 
 

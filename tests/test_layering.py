@@ -246,8 +246,11 @@ def test_relative_and_slack_imports_are_found() -> None:
 
 # -- the executor ------------------------------------------------------------------------------------
 
-# Only these may name the local executor: the rest of bot/ knows it as `bot.engine.executor.Executor`.
+# Only these may name a concrete executor: the rest of bot/ knows it as `bot.engine.executor.Executor`.
 LOCAL_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/local_executor.py"})
+RAY_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/ray_executor.py"})
+# Ray's Jobs API is the Ray executor's business, and `csb-bot check`'s (it asks the head for its version).
+RAY_API_USERS = frozenset({"engine/ray_executor.py", "check.py"})
 # Finding and signalling lane processes: the local executor's business alone in the engine (CSB's
 # preflight scripts are the bot's own children, stopped by csb/).
 LANE_PROCESS_CALLS = frozenset({"find_marked", "markers_supported", "killpg"})
@@ -282,13 +285,37 @@ def test_only_the_factory_names_the_local_executor() -> None:
     assert _named(_is_local_executor, LOCAL_EXECUTOR_NAMERS) == []
 
 
+def _is_ray_executor(name: str) -> bool:
+    return name.split(".")[-1] in {"RayExecutor", "ray_executor"}
+
+
+def _is_ray_api(name: str) -> bool:
+    return name == "bot.rayjobs" or name.startswith("bot.rayjobs.")
+
+
+def test_only_the_factory_names_the_ray_executor() -> None:
+    assert _named(_is_ray_executor, RAY_EXECUTOR_NAMERS) == []
+
+
+def test_only_the_ray_executor_and_check_speak_to_ray() -> None:
+    assert _named(_is_ray_api, RAY_API_USERS | _ray_package_files()) == []
+
+
+def _ray_package_files() -> frozenset[str]:
+    return frozenset(str(path.relative_to(BOT)) for path in (BOT / "rayjobs").rglob("*.py"))
+
+
 def test_only_the_local_executor_finds_and_signals_lane_processes() -> None:
     found = _named(lambda name: name.split(".")[-1] in LANE_PROCESS_CALLS, LANE_PROCESS_HANDLERS, "engine")
     assert found == []
 
 
 def test_the_executor_checks_find_what_they_look_for() -> None:
-    source = "from bot.engine.local_executor import LocalExecutor\nimport os\nos.killpg(1, 9)"
+    source = (
+        "from bot.engine.local_executor import LocalExecutor\nimport os\nos.killpg(1, 9)\n"
+        "from bot.rayjobs.jobs_api import RayJobsClient\nfrom bot.engine.ray_executor import RayExecutor"
+    )
     names = [use.what for use in names_used(source)]
     assert any(_is_local_executor(name) for name in names)
+    assert any(_is_ray_api(name) for name in names) and any(_is_ray_executor(name) for name in names)
     assert "killpg" in names

@@ -114,3 +114,15 @@ def test_empty_variables_are_unset() -> None:
     config = _config('[executor]\nkind = "ray"\nray_address = "http://from-file:8265"\n')
     choice = _settings(csb_executor="", csb_ray_address=" ", csb_ray_token="").executor(config)
     assert (choice.kind, choice.ray_address, choice.ray_token) == ("ray", "http://from-file:8265", None)
+
+
+def test_the_lane_resource_and_pending_bound_are_read_and_ray_s_own_resources_refused() -> None:
+    config = _config('[executor]\nray_lane_resource = "from_file"\nray_pending_sec = 60\n')
+    from_file = _settings(csb_executor="ray", csb_ray_address="http://h:8265").executor(config)
+    assert (from_file.ray_lane_resource, from_file.ray_pending_sec) == ("from_file", 60)
+    from_env = _settings(
+        csb_executor="ray", csb_ray_address="http://h:8265", csb_ray_lane_resource="csb_slot"
+    ).executor(config)
+    assert from_env.ray_lane_resource == "csb_slot"
+    with pytest.raises(InfraError, match="one of Ray's own resources"):
+        _settings(csb_ray_lane_resource="CPU")

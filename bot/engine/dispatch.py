@@ -78,6 +78,8 @@ class Dispatcher:
         self._launcher = LaneLauncher(launch)
         self._ready: frozenset[str] | None = None  # CSB's account_health `ready_homes`, when it has one
         self._ready_checked = float("-inf")
+        self._paused: str | None = None  # why the executor cannot start lanes now (None: it can)
+        self._told: set[int] = set()  # runs told, during this outage, that their lanes wait
 
     async def prepare(self) -> None:
         """Make sure every account home has its row (once, when this process takes the lease)."""
@@ -135,6 +137,43 @@ class Dispatcher:
         except InfraError as exc:
             log.warning("account readiness unknown, keeping the last verdict: %s", exc)
 
+    async def check_executor(self) -> None:
+        """Starting lanes pauses while the executor cannot run them (say, its cluster's head does not
+        answer): no claim, so nothing is started into the void. Each run with lanes waiting is told so
+        once per outage in its thread, and told again when lanes start again. Running lanes go on."""
+        why = await self._executor.unavailable()
+        if why is None and self._paused is None:
+            return
+        now = self._clock.now()
+        async with self._store.write() as session:
+            if why is None:
+                log.info("the executor answers again: lanes start again")
+                for run_id in sorted(self._told):
+                    text = ":arrow_forward: Lanes start again: the executor answers."
+                    await outbox.tell_run(session, run_id, what="executor_back", text=text, now=now)
+                self._paused, self._told = None, set()
+                return
+            if self._paused is None:
+                log.warning("no lane starts while the executor cannot be reached: %s", why)
+            self._paused = why
+            for run_id in await self._waiting_runs(session, now):
+                if run_id in self._told:
+                    continue
+                self._told.add(run_id)
+                text = (
+                    f":hourglass: Lanes of this run wait to start: {why}. They start once it answers; "
+                    "running lanes go on."
+                )
+                await outbox.tell_run(session, run_id, what="executor_away", text=text, now=now)
+
+    async def _waiting_runs(self, session: AsyncSession, now: datetime) -> list[int]:
+        """Runs that would start lanes now but for the executor."""
+        waiting = []
+        for run in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
+            if run.id is not None and await lanes.ready_units(session, run.id, now, 2):
+                waiting.append(run.id)
+        return waiting
+
     async def record_pids(self, session: AsyncSession) -> None:
         """Pids are for people and tools; a restart finds lanes by their marker, so this may lag a tick."""
         pids, self._unrecorded = self._unrecorded, {}
@@ -148,7 +187,7 @@ class Dispatcher:
         `unpinned`, so the caller pins it off the write lock and claims again.
         """
         batch = ClaimBatch()
-        if not await lease.holds(session, self._claimant.holder, now):
+        if self._paused is not None or not await lease.holds(session, self._claimant.holder, now):
             return batch
         running = await lanes.running_counts(session)
         free = self._pool.slots - running.total

@@ -81,6 +81,7 @@ class Engine:
                 self._unreconciled = False
             judged = await self._watcher.judge(await self._watcher.observe())
             await self._dispatcher.refresh_ready_homes()
+            await self._dispatcher.check_executor()
             now = self._clock.now()
             async with self._store.write() as session:  # one transaction: settle, close, claim
                 await self._dispatcher.record_pids(session)
@@ -132,3 +133,4 @@ class Engine:
             self._kicked.cancel()
         async with self._lock:
             await self.lease.release()
+        await self.executor.close()

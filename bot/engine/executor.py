@@ -33,6 +33,7 @@ class LaneLaunch:
     cwd: Path
     env: Mapping[str, str]
     log_path: Path
+    job: str = ""  # the attempt's `job_name(run, lane, attempt)`: an executor's id for it, if it needs one
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,10 @@ class Executor(Protocol):
         """Start several lanes at once; per lane the pid to record (None: none), or why it could not start."""
         ...
 
+    async def unavailable(self) -> str | None:
+        """Why no lane can start now (what runs them cannot be reached), or None: lanes may start."""
+        ...
+
     async def observe(self, lanes: Collection[Lane]) -> dict[int, Seen]:
         """One batched look at all these lanes (lane id → `Seen`): one call per tick, never one per lane."""
         ...
@@ -117,4 +122,8 @@ class Executor(Protocol):
 
     async def wait_all(self) -> None:
         """Wait until every lane started here has ended (shutdown of a test or benchmark)."""
+        ...
+
+    async def close(self) -> None:
+        """Let go of connections at shutdown; lanes keep running (the next bot process adopts them)."""
         ...

@@ -19,20 +19,29 @@ from bot.engine.lane_launch import LaunchConfig
 from bot.engine.lease import LeaseKeeper
 from bot.engine.local_executor import LocalExecutor
 from bot.engine.pinning import LaunchPins
+from bot.engine.ray_executor import RayExecutor
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
-from bot.settings import EngineConfig
+from bot.settings import EngineConfig, ExecutorChoice
 from bot.store.db import Store
+
+LOCAL = ExecutorChoice(kind="local")
 
 
 def build_engine(
-    store: Store, launch: LaunchConfig, config: EngineConfig, clock: Clock, *, eager: bool
+    store: Store,
+    launch: LaunchConfig,
+    config: EngineConfig,
+    clock: Clock,
+    *,
+    eager: bool,
+    executor_choice: ExecutorChoice = LOCAL,
 ) -> Engine:
     """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves)."""
     home = launch.base_env.get("HOME") or str(Path.home())
     pool = account_pool(config, home)
     lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
-    executor = build_executor(launch, lease.claimant.host)
+    executor = build_executor(executor_choice, launch, lease.claimant.host, config, clock)
     dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant)
     redact = Redactor.from_env(launch.base_env)
     watcher = Watcher(store, executor, launch.repo, clock, config, redact)
@@ -44,6 +53,11 @@ def build_engine(
     )
 
 
-def build_executor(launch: LaunchConfig, host: str) -> Executor:
-    """The executor lanes run on: Harbor child processes of this bot, on this host."""
-    return LocalExecutor(launch.repo, host)
+def build_executor(
+    choice: ExecutorChoice, launch: LaunchConfig, host: str, config: EngineConfig, clock: Clock
+) -> Executor:
+    """The executor lanes run on: Harbor child processes of this bot on this host (`local`), or one
+    job per lane on a Ray cluster (`ray`), stopped with the same grace period."""
+    if choice.kind == "local":
+        return LocalExecutor(launch.repo, host)
+    return RayExecutor.for_cluster(choice, launch.repo, clock, grace_sec=config.cancel_grace_sec)

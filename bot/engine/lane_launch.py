@@ -61,6 +61,7 @@ class LaneLauncher:
             cwd=cfg.repo,
             env=env,
             log_path=lane_path(cfg.repo, lane.jobs_dir, lane.log_path),
+            job=job,
         )
 
     def _lane_vars(self, lane: Lane, home: str, task_path: str) -> LaneVars:

@@ -101,6 +101,10 @@ class LocalExecutor:
         if self.on_exit is not None:
             self.on_exit()
 
+    async def unavailable(self) -> str | None:
+        """This host runs its lanes itself: always available."""
+        return None
+
     async def observe(self, lanes: Collection[Lane]) -> dict[int, Seen]:
         """Reads what the waiters collected (attached processes are polled by pid)."""
         return {lane.id or 0: self._seen(lane) for lane in lanes}
@@ -213,6 +217,10 @@ class LocalExecutor:
             )
         elif polled:
             await asyncio.sleep(_POLL_SECONDS)
+
+    async def close(self) -> None:
+        """Lane processes outlive the bot (a restart adopts them): nothing to let go of."""
+        return None
 
     @property
     def running_count(self) -> int:

@@ -1,0 +1,249 @@
+"""Lanes on a real Ray head, through the engine, with the example bench: each lane attempt is one job,
+outcomes as on the local executor; Cancel stops the jobs; a restarted bot submits nothing twice; a
+head that restarted (or was away) loses its lanes, which are retried; a job Ray never starts is an
+infrastructure failure. The job listing never carries a Slack secret or the Ray token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_kit import EngineKit, engine_kit, run_until_idle
+from ray_cluster import RayHead, marked_pids
+from sqlmodel import select
+from waiting import until
+
+from bot.domain.outcome import LaneStatus
+from bot.engine.processes import MARKER_ENV
+from bot.engine.ray_executor import submission_prefix
+from bot.rayjobs.jobs_api import JobInfo, JobStatus, RayJobsClient
+from bot.settings import ExecutorChoice
+from bot.store import runs
+from bot.store.models import OutboxItem, RunState
+
+pytestmark = pytest.mark.slow
+
+SLUG, PAGE, MERGE = "slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merge-nested-fix-001"
+ONBOARDING = "service-owner-onboarding-001"  # the one task of csb_org_onboarding: a single pair
+SECRETS = {
+    "SLACK_BOT_TOKEN": "xoxb-never-on-ray-51c2",
+    "SLACK_SIGNING_SECRET": "signing-never-on-ray-9d0e",
+    "CSB_RAY_TOKEN": "ray-token-never-on-ray-77aa",
+}
+
+
+@asynccontextmanager
+async def ray_kit(tmp_path: Path, head: RayHead, **config: Any) -> AsyncIterator[EngineKit]:
+    pending = config.pop("ray_pending_sec", 300)
+    resource = config.pop("ray_lane_resource", "csb_slot")
+    choice = ExecutorChoice(
+        kind="ray", ray_address=head.dashboard_url, ray_lane_resource=resource, ray_pending_sec=pending
+    )
+    async with engine_kit(tmp_path, executor=choice, **config) as kit:
+        kit.env.update(SECRETS)
+        yield kit
+
+
+async def jobs_of(kit: EngineKit, head: RayHead) -> dict[str, JobInfo]:
+    """This kit's jobs on the head, by submission id."""
+    async with RayJobsClient(head.dashboard_url) as ray:
+        listed = await ray.list_jobs()
+    prefix = submission_prefix(kit.repo)
+    return {job.submission_id: job for job in listed if job.submission_id.startswith(prefix)}
+
+
+def job_id(kit: EngineKit, run_id: int, lane_id: int, attempt: int) -> str:
+    return f"{submission_prefix(kit.repo)}csb_r{run_id}_l{lane_id}_a{attempt}"
+
+
+def raw_listing(head: RayHead) -> str:
+    with urllib.request.urlopen(f"{head.dashboard_url}/api/jobs/", timeout=10) as answer:
+        return answer.read().decode()
+
+
+async def wait_running(kit: EngineKit, head: RayHead, count: int) -> None:
+    async def running() -> bool:
+        jobs = await jobs_of(kit, head)
+        return sum(job.status is JobStatus.RUNNING for job in jobs.values()) >= count
+
+    await until(running, f"{count} jobs RUNNING on the head")
+
+
+async def run_to_the_end(kit: EngineKit, run_id: int, step: float = 11) -> None:
+    """Tick, and move the clock past retry backoffs, until the run ended."""
+
+    async def over() -> bool:
+        await run_until_idle(kit.engines[-1])
+        if (await kit.run(run_id)).state in (RunState.FINISHED, RunState.CANCELLED):
+            return True
+        kit.clock.advance(timedelta(seconds=step))
+        return False
+
+    await until(over, f"run {run_id} to end", deadline=90)
+
+
+def expected_fix_outcomes() -> dict[tuple[str, str], tuple[str, float | None]]:
+    return {
+        (SLUG, "baseline"): ("passed", 1.0),
+        (SLUG, "mcp"): ("passed", 1.0),
+        (PAGE, "baseline"): ("failed", 0.0),
+        (PAGE, "mcp"): ("passed", 1.0),
+        (MERGE, "baseline"): ("failed", 0.0),
+        (MERGE, "mcp"): ("passed", 0.5),
+    }
+
+
+async def outcomes(kit: EngineKit, run_id: int) -> dict[tuple[str, str], tuple[str, float | None]]:
+    return {(lane.task_id, lane.role): (lane.state.value, lane.reward) for lane in await kit.lanes(run_id)}
+
+
+async def test_a_paired_run_is_one_job_per_lane_and_no_secret_reaches_ray(
+    tmp_path: Path, ray_head: RayHead
+) -> None:
+    async with ray_kit(tmp_path, ray_head) as kit:
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await run_until_idle(kit.engine)
+        assert await outcomes(kit, run_id) == expected_fix_outcomes()
+        assert (await kit.run(run_id)).state is RunState.FINISHED
+        lanes = await kit.lanes(run_id)
+        jobs = await jobs_of(kit, ray_head)
+        assert set(jobs) == {job_id(kit, run_id, lane.id or 0, 1) for lane in lanes}
+        assert {job.status for job in jobs.values()} == {JobStatus.SUCCEEDED}
+        assert all(lane.attempt == 1 and lane.exit_code == 0 for lane in lanes)
+        listing = raw_listing(ray_head)
+        assert "SLACK_" not in listing and "CSB_RAY_TOKEN" not in listing
+        assert not any(secret in listing for secret in SECRETS.values())
+        env = json.loads(listing)[0]["runtime_env"]["env_vars"]
+        assert {"HOME", "BASELINE_MCP_TYPE", MARKER_ENV} <= set(env)
+
+
+async def test_cancel_stops_the_jobs_and_starts_nothing_after(tmp_path: Path, ray_head: RayHead) -> None:
+    async with ray_kit(tmp_path, ray_head) as kit:
+        kit.script({SLUG: "hang", PAGE: "hang", MERGE: "hang"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        await kit.engine.tick()
+        running = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        assert len(running) == 2
+        await wait_running(kit, ray_head, 2)
+        await until(
+            lambda: all(marked_pids(MARKER_ENV, lane.marker or "") for lane in running), "the lanes' Harbor"
+        )
+        async with kit.store.write() as session:
+            assert await runs.move_run(
+                session, run_id, from_states=[RunState.RUNNING], to=RunState.CANCELLING
+            )
+        await run_to_the_end(kit, run_id)
+        lanes = {lane.id: lane for lane in await kit.lanes(run_id)}
+        assert all(lanes[lane.id].state is LaneStatus.CANCELLED for lane in running)
+        jobs = await jobs_of(kit, ray_head)
+        assert set(jobs) == {job_id(kit, run_id, lane.id or 0, 1) for lane in running}  # none after
+        assert {job.status for job in jobs.values()} == {JobStatus.STOPPED}
+        await until(
+            lambda: not any(marked_pids(MARKER_ENV, lane.marker or "") for lane in running),
+            "the stopped lanes' processes to be gone",
+        )
+
+
+async def test_a_restarted_bot_adopts_its_jobs_and_submits_none_twice(
+    tmp_path: Path, ray_head: RayHead
+) -> None:
+    async with ray_kit(tmp_path, ray_head) as kit:
+        kit.env["CSB_STANDIN_DELAY"] = "4"
+        run_id = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()  # one pair submitted; this bot then dies without a word
+        await wait_running(kit, ray_head, 2)
+        first = {lane.id for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING}
+        kit.engines.remove(kit.engine)  # SIGKILLed: no shutdown, its jobs run on
+        kit.new_engine()
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
+        await kit.engine.tick()  # takes the lease, adopts the running pair by submission id
+        assert kit.engine.executor.running_count == 2
+        await run_to_the_end(kit, run_id)
+        assert await outcomes(kit, run_id) == {
+            (ONBOARDING, "baseline"): ("failed", 0.0),
+            (ONBOARDING, "mcp"): ("passed", 1.0),
+        }
+        lanes = await kit.lanes(run_id)
+        assert all(lane.attempt == 1 for lane in lanes) and first == {lane.id for lane in lanes}
+        jobs = await jobs_of(kit, ray_head)
+        assert set(jobs) == {job_id(kit, run_id, lane.id or 0, 1) for lane in lanes}
+
+
+async def test_a_head_away_then_restarted_pauses_starts_and_retries_its_lost_lanes(
+    tmp_path: Path, ray_head: RayHead
+) -> None:
+    async with ray_kit(tmp_path, ray_head) as kit:
+        kit.env["CSB_STANDIN_DELAY"] = "60"
+        run_id = await kit.approve("csb_sdlc_fix", parallel=4)
+        await kit.engine.tick()
+        await wait_running(kit, ray_head, 4)
+        lost = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        await asyncio.to_thread(ray_head.crash)
+        kit.env["CSB_STANDIN_DELAY"] = "0"
+        for _ in range(3):  # away: nothing starts, nothing is lost, the run is told once
+            kit.clock.advance(timedelta(seconds=30))
+            await kit.engine.tick()
+        states = await kit.states(run_id)
+        assert sorted(states.values()) == ["queued"] * 2 + ["running"] * 4
+        assert await _notes(kit, run_id, "executor_away") == 1
+        await asyncio.to_thread(ray_head.start)  # back, without the jobs it knew
+        await run_to_the_end(kit, run_id)
+        assert await outcomes(kit, run_id) == expected_fix_outcomes()
+        lanes = {lane.id: lane for lane in await kit.lanes(run_id)}
+        for lane in lost:
+            again = lanes[lane.id]
+            assert again.attempt == 2 and again.infra_failures == 1
+        logs = [path for path in (kit.repo / "runs").rglob("*") if path.is_file()]
+        told = [
+            path for path in logs if "the Ray head no longer knows it" in path.read_text(errors="replace")
+        ]
+        assert len(told) == len(lost)  # each lost attempt's log, moved aside by its retry, says why
+        assert await _notes(kit, run_id, "executor_back") == 1
+
+
+async def test_a_job_ray_never_starts_is_an_infrastructure_failure(tmp_path: Path, ray_head: RayHead) -> None:
+    """The lanes ask for a resource no node offers: Ray keeps the jobs PENDING, and past the bound the
+    bot stops them and retries the lanes as any infrastructure failure."""
+    async with ray_kit(tmp_path, ray_head, ray_lane_resource="csb_no_such_slot", ray_pending_sec=20) as kit:
+        run_id = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        first = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        kit.clock.advance(timedelta(seconds=15))
+        await kit.engine.tick()
+        jobs = await jobs_of(kit, ray_head)
+        assert {job.status for job in jobs.values()} == {JobStatus.PENDING}
+        kit.clock.advance(timedelta(seconds=10))
+        await kit.engine.tick()
+        lanes = {lane.id: lane for lane in await kit.lanes(run_id)}
+        for lane in first:
+            again = lanes[lane.id]
+            assert again.infra_failures == 1 and "still PENDING" in (again.reason or "")
+        kit.clock.advance(timedelta(seconds=kit.config.retry_backoff_sec + 1))
+        await kit.engine.tick()  # the retries are new jobs; Ray keeps the first ones PENDING
+        jobs = await jobs_of(kit, ray_head)
+        assert set(jobs) == {
+            job_id(kit, run_id, lane.id or 0, attempt) for lane in first for attempt in (1, 2)
+        }
+        assert {job.status for job in jobs.values()} == {JobStatus.PENDING}
+        async with kit.store.write() as session:  # no node will ever run them: cancel the run
+            await runs.move_run(
+                session, run_id, from_states=[RunState.RUNNING, RunState.PAUSED], to=RunState.CANCELLING
+            )
+        await kit.engine.tick()  # the stop Ray takes and does nothing with
+        kit.clock.advance(timedelta(seconds=21))
+        await kit.engine.tick()  # past the bound: ended, and so cancelled
+        await kit.engine.tick()
+        assert (await kit.run(run_id)).state is RunState.CANCELLED
+
+
+async def _notes(kit: EngineKit, run_id: int, what: str) -> int:
+    async with kit.store.read() as session:
+        rows = await session.execute(select(OutboxItem.target).where(OutboxItem.run_id == run_id))
+    return sum(f":{what}:" in target for target in rows.scalars())

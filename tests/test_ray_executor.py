@@ -1,0 +1,46 @@
+"""The Ray executor's pure rules: what of a lane's environment reaches Ray, which job ids it uses, and
+which ended jobs Ray failed itself (an infrastructure failure, not the lane's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.engine.ray_executor import failed_before_entrypoint, ray_env, submission_prefix
+from bot.rayjobs.jobs_api import JobInfo, JobStatus
+
+
+def test_no_slack_variable_or_ray_token_reaches_ray_and_the_stop_is_sigint() -> None:
+    env = {
+        "HOME": "/home/lane",
+        "BASELINE_MCP_TYPE": "none",
+        "CSB_BOT_LANE": "7.abc",
+        "SLACK_BOT_TOKEN": "xoxb-1",
+        "SLACK_SIGNING_SECRET": "s",
+        "SLACK_ANYTHING": "x",
+        "CSB_RAY_TOKEN": "t",
+    }
+    sent = ray_env(env, grace_sec=30)
+    assert not any(key.startswith("SLACK_") for key in sent) and "CSB_RAY_TOKEN" not in sent
+    assert {key: sent[key] for key in ("HOME", "BASELINE_MCP_TYPE", "CSB_BOT_LANE")} == {
+        "HOME": "/home/lane",
+        "BASELINE_MCP_TYPE": "none",
+        "CSB_BOT_LANE": "7.abc",
+    }
+    assert sent["RAY_JOB_STOP_SIGNAL"] == "SIGINT" and float(sent["RAY_JOB_STOP_WAIT_TIME_S"]) > 30
+
+
+def test_job_ids_are_stable_per_checkout_and_differ_between_checkouts() -> None:
+    assert submission_prefix(Path("/srv/csb")) == submission_prefix(Path("/srv/csb"))
+    assert submission_prefix(Path("/srv/csb")) != submission_prefix(Path("/srv/csb-2"))
+
+
+def _job(status: JobStatus, code: int | None, error_type: str | None = None) -> JobInfo:
+    return JobInfo(submission_id="j", status=status, driver_exit_code=code, error_type=error_type)
+
+
+def test_a_failed_job_without_an_exit_code_is_ray_s_failure_not_the_lane_s() -> None:
+    assert failed_before_entrypoint(_job(JobStatus.FAILED, None, "JOB_SUPERVISOR_ACTOR_START_TIMEOUT"))
+    assert failed_before_entrypoint(_job(JobStatus.FAILED, None, "RUNTIME_ENV_SETUP_FAILURE"))
+    assert not failed_before_entrypoint(_job(JobStatus.FAILED, 1, "JOB_ENTRYPOINT_COMMAND_ERROR"))
+    assert not failed_before_entrypoint(_job(JobStatus.STOPPED, None))
+    assert not failed_before_entrypoint(_job(JobStatus.SUCCEEDED, 0))
