@@ -7,14 +7,22 @@ The refused write is real: a SQLite trigger aborts any update that queues a lane
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
+import subprocess
+import sys
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import pytest
 from engine_kit import engine_kit, kill_all, run_until_idle
+from waiting import until
 
 from bot.domain.outcome import LaneStatus
+from bot.engine import local_executor
+from bot.engine.executor import LaneLaunch
+from bot.engine.processes import find_marked
 from bot.store.models import Lane, RunState
 
 pytestmark = pytest.mark.slow
@@ -75,3 +83,60 @@ _FIX = ("slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merg
 
 def _ids(lanes: list[Lane]) -> set[int | None]:
     return {lane.id for lane in lanes}
+
+
+# A lane's process between fork and exec: alive, but its environment is still its parent's (no marker).
+# This one takes the lane's command line and environment from a file and execs them once released.
+_HELD_BEFORE_EXEC = """
+import json, os, sys, time
+release, launch = sys.argv[1], json.loads(open(sys.argv[2]).read())
+while not os.path.exists(release):
+    time.sleep(0.01)
+os.execve(launch["argv"][0], launch["argv"], launch["env"])
+"""
+
+
+def _spawn_held_before_exec(release: Path, launch: LaneLaunch) -> subprocess.Popen[bytes]:
+    """Start a lane the way a bot killed mid-spawn leaves it: forked, not yet exec'ed into Harbor."""
+    spec = release.parent / f"launch-{launch.lane_id}.json"
+    spec.write_text(json.dumps({"argv": list(launch.argv), "env": dict(launch.env)}))
+    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(launch.log_path, "ab") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-c", _HELD_BEFORE_EXEC, str(release), str(spec)],
+            cwd=launch.cwd,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+async def test_a_lane_forked_but_not_exec_ed_at_the_takeover_is_found_not_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder dies while a lane's process is forked but has not exec'ed Harbor: /proc shows it
+    without the lane's marker. The next holder must not take the lane for lost and start it a second
+    time; it looks again, finds the process by its marker once it exec'ed, and the lane runs once."""
+    release = tmp_path / "exec-now"
+    async with engine_kit(tmp_path, lease_ttl_sec=1) as kit:
+        monkeypatch.setattr(local_executor, "_spawn", partial(_spawn_held_before_exec, release))
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        await kit.engine.tick()  # one pair claimed and forked; the old holder then dies
+        started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        assert len(started) == 2
+        monkeypatch.undo()
+
+        new = kit.new_engine()
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
+        await new.tick()  # takes the lease and reconciles while both processes are still pre-exec
+        now = {lane.id: lane for lane in await kit.lanes(run_id)}
+        assert all(now[lane.id].attempt == 1 for lane in started), now  # not queued and started again
+
+        release.touch()
+        markers = {lane.marker or "" for lane in started}
+        await until(lambda: find_marked(markers).keys() == markers, "both lanes to exec Harbor")
+        await run_until_idle(new)
+        lanes = await kit.lanes(run_id)
+        assert {lane.state for lane in lanes} <= {LaneStatus.PASSED, LaneStatus.FAILED}, lanes
+        assert all(lane.attempt == 1 for lane in lanes), lanes
+        assert len(kit.trial_dirs()) == len(lanes)

@@ -77,8 +77,8 @@ class Engine:
             if self._unreconciled:
                 # Until it succeeds nothing else runs: the watcher would take a lost lane for one
                 # still running elsewhere and, hours later, record it as a timeout.
-                await self._reconciler.reconcile()
-                self._unreconciled = False
+                # A lane that may still be starting is looked for again next tick (`SPAWN_GRACE`).
+                self._unreconciled = (await self._reconciler.reconcile()).pending > 0
             judged = await self._watcher.judge(await self._watcher.observe())
             await self._dispatcher.refresh_ready_homes()
             await self._dispatcher.check_executor()

@@ -5,7 +5,8 @@ The executor finds them (`Executor.adopt`; the local one by the marker in each p
 - gone but its trial result.json is there (or it was being stopped): known to the executor as ended,
   so the watcher classifies it like any other; it is never started again;
 - gone and left no result (or was never started: the bot died between the claim and the start):
-  queued again, at once, without counting as an infrastructure failure;
+  queued again without counting as an infrastructure failure, once `SPAWN_GRACE` has passed since its
+  claim (until then it may be a process forked but not yet exec'ed: looked for again at the next tick);
 - not the executor's to see (another host): left to be judged by its result file and time limit.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from bot.csb.task_copy import copy_path, remove_copy
@@ -27,6 +29,11 @@ from bot.store.models import Lane
 log = logging.getLogger(__name__)
 
 LOST_REASON = "its process was lost while the bot was down; queued again"
+# A lane is `running` (with its marker) before its process is forked, and a forked process shows its
+# parent's environment, without the marker, until it has exec'ed Harbor. A holder killed mid-spawn
+# leaves such a process: alive, unmarked, about to run the lane. Queued again at once, the lane would run
+# twice; so a lane claimed this recently and not found is looked for again at the next tick instead.
+SPAWN_GRACE = timedelta(seconds=10)
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,7 @@ class Reconciled:
     ended: int = 0  # gone, results to read
     requeued: int = 0  # gone without a result: queued again
     elsewhere: int = 0  # not the executor's to see (another host)
+    pending: int = 0  # not found but claimed within `SPAWN_GRACE`: looked for again at the next tick
 
 
 class Reconciler:
@@ -54,17 +62,21 @@ class Reconciler:
         adopted = await self._executor.adopt(running)
         ended = set(adopted.ended)
         gone = [lane for lane in running if lane.id in ended]
-        lost = await asyncio.to_thread(self._lost, gone)
-        for lane in lost:
-            self._executor.forget(lane.id or 0)  # queued again below, never judged
+        now = self._clock.now()
+        missing = await asyncio.to_thread(self._lost, gone)
+        pending = [lane for lane in missing if _may_be_starting(lane, now)]
+        lost = [lane for lane in missing if not _may_be_starting(lane, now)]
+        for lane in missing:
+            self._executor.forget(lane.id or 0)  # lost: queued again below; pending: unseen until found
         pids = {lane_id: pid for lane_id, pid in adopted.running.items() if pid is not None}
         await self._record(pids, lost)
         await asyncio.to_thread(_remove_copies, lost)
         report = Reconciled(
             attached=len(adopted.running),
-            ended=len(gone) - len(lost),
+            ended=len(gone) - len(missing),
             requeued=len(lost),
             elsewhere=len(adopted.elsewhere),
+            pending=len(pending),
         )
         log.info("reconciled running lanes: %s", report)
         return report
@@ -82,6 +94,11 @@ class Reconciler:
                     session, lane.id or 0, not_before=None, reason=LOST_REASON, infra=False
                 ):
                     await outbox.redraw_run(session, lane.run_id, now)
+
+
+def _may_be_starting(lane: Lane, now: datetime) -> bool:
+    """Claimed so recently that its process may exist without its marker yet (see `SPAWN_GRACE`)."""
+    return lane.started_at is not None and now - lane.started_at < SPAWN_GRACE
 
 
 def _remove_copies(lost: list[Lane]) -> None:
