@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from engine_kit import run_until_idle
 from harness import CHANNEL, Harness, copy_bench, running_bot
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
@@ -142,7 +143,7 @@ async def test_cancel_stops_harbor_mid_trial_and_its_cancelled_error_reads_as_ca
         (view_id,) = h.standin.views
         await h.driver.submit_view(REQUESTER, view_id, modal_values("cancel", "real harbor"))
         await h.deliver()
-        await h.bot.engine.run_until_idle()  # SIGINT to Harbor, which cancels the trial and says so
+        await run_until_idle(h.bot.engine)  # SIGINT to Harbor, which cancels the trial and says so
         await h.deliver()
         assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
         assert await run_state(h) is RunState.CANCELLED
@@ -168,7 +169,7 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_reads_as_timeout(
         await h.bot.engine.tick()
         (hanging,) = [lane for lane in await lanes_of(h) if lane.state is LaneStatus.RUNNING]
         h.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
-        await h.bot.engine.run_until_idle()  # SIGINT: Harbor cancels the trial it was running
+        await run_until_idle(h.bot.engine)  # SIGINT: Harbor cancels the trial it was running
         await h.deliver()
         states = await lane_states(h)
         assert states == {(SLUG, "baseline"): LaneStatus.PASSED, (SLUG, "mcp"): LaneStatus.TIMEOUT}
