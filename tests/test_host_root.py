@@ -4,6 +4,7 @@ trial left on the host after it stops, or after Harbor dies by SIGKILL."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -50,7 +51,7 @@ def test_the_dockerfile_is_replayed_in_a_throwaway_root_that_leaves_nothing_behi
     assert facts["timeout"] == "Command timed out after 1 seconds"
     assert facts["uploaded"] == (PROBE.parent / "environment" / "repo" / "pkg" / "mod.py").read_text()
     assert facts["downloaded"] == "0.5\n"
-    assert gone(facts["holder"])
+    asyncio.run(until(lambda: gone(facts["holder"]), "the root's holder to be gone after stop"))
     assert list(tmp_path.glob("harbor-host-root-*")) == []
 
 
