@@ -76,23 +76,24 @@ echo "{\\"task_name\\": \\"$task\\", $verdict}" > "$trial/result.json"
 """.replace("@SLEEP@", SLEEP)
 
 
-def make_checkout(root: Path) -> tuple[Path, Path]:
+def make_checkout(root: Path, tasks: int = TASKS, harbor_script: str = HARBOR) -> tuple[Path, Path]:
+    """A CSB checkout of `tasks` bench tasks and the Harbor stand-in beside it (the Ray bench has its own)."""
     repo = root / "csb"
-    for index in range(TASKS):
-        task = repo / "benchmarks" / "tasks" / "bench" / f"task-{index:03d}"
+    names = [f"task-{index:03d}" for index in range(tasks)]
+    for name in names:
+        task = repo / "benchmarks" / "tasks" / "bench" / name
         task.mkdir(parents=True)
-        (task / "task.toml").write_text(f'[task]\nid = "task-{index:03d}"\ntime_limit_sec = 600\n')
-    names = [f"task-{index:03d}" for index in range(TASKS)]
-    tasks = [{"task_id": name, "suite": "bench", "task_dir": f"bench/{name}"} for name in names]
+        (task / "task.toml").write_text(f'[task]\nid = "{name}"\ntime_limit_sec = 600\n')
+    rows = [{"task_id": name, "suite": "bench", "task_dir": f"bench/{name}"} for name in names]
     (repo / SUITE_FILE).parent.mkdir(parents=True)
-    (repo / SUITE_FILE).write_text(json.dumps({"suites": {"bench": TASKS}, "tasks": tasks}))
+    (repo / SUITE_FILE).write_text(json.dumps({"suites": {"bench": tasks}, "tasks": rows}))
     harbor = root / "harbor"
-    harbor.write_text(HARBOR)
+    harbor.write_text(harbor_script)
     harbor.chmod(0o755)
     return repo, harbor
 
 
-def lane_rows() -> list[Lane]:
+def lane_rows(tasks: int = TASKS) -> list[Lane]:
     return [
         Lane(
             run_id=0,
@@ -107,7 +108,7 @@ def lane_rows() -> list[Lane]:
             jobs_dir=f"runs/staging/{RUN_DIR}/{config}",
             log_path=f"runs/staging/{RUN_DIR}/{config}/task-{index:03d}.log",
         )
-        for index in range(TASKS)
+        for index in range(tasks)
         for role, config, mcp_type in LANES
     ]
 

@@ -18,7 +18,6 @@ one-node head like the tests' (the venv named by CSB_TEST_RAY, or `--ray-bin`), 
 from __future__ import annotations
 
 import asyncio
-import json
 import shlex
 import shutil
 import statistics
@@ -35,26 +34,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from dispatch import LANES, RUN_DIR, SUITE_FILE, lane_rows, make_checkout  # noqa: E402
 from engine_kit import run_until_idle  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
-from bot.csb.command import job_name, lane_command  # noqa: E402
+from bot.csb.command import LaunchConfig, job_name, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.domain.spec import RunParams  # noqa: E402
-from bot.engine import LaunchConfig, build_engine  # noqa: E402
+from bot.engine import build_engine  # noqa: E402
 from bot.settings import EngineConfig, ExecutorChoice  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
-from bot.store.models import Lane, RequestState, Run, RunRequest  # noqa: E402
+from bot.store.models import RequestState, Run, RunRequest  # noqa: E402
 
 TASKS = 8
 PARALLEL = 4
 SLEEP = "5"
 POLL = 0.2  # the Ray executor's own listing pace (`ray_executor.POLL_SEC`)
-RUN_DIR = "bench_haiku_20260101_000000_1"
-SUITE_FILE = "benchmarks/suites/bench.json"
-LANES = (("baseline", "baseline-local-direct", "none"), ("mcp", "mcp-remote-direct", "sourcegraph_full"))
 
 # Writes when it started (epoch seconds) next to its job folder, sleeps, then writes the trial
 # result.json where Harbor does (argv: run --path P --agent-import-path A --model M --jobs-dir J …).
@@ -75,42 +72,6 @@ mkdir -p "$trial"
 verdict='"exception_info": null, "verifier_result": {"rewards": {"reward": 1.0}}'
 echo "{\\"task_name\\": \\"$task\\", $verdict}" > "$trial/result.json"
 """.replace("@SLEEP@", SLEEP)
-
-
-def make_checkout(root: Path) -> tuple[Path, Path]:
-    repo = root / "csb"
-    names = [f"task-{index:03d}" for index in range(TASKS)]
-    for name in names:
-        task = repo / "benchmarks" / "tasks" / "bench" / name
-        task.mkdir(parents=True)
-        (task / "task.toml").write_text(f'[task]\nid = "{name}"\ntime_limit_sec = 600\n')
-    tasks = [{"task_id": name, "suite": "bench", "task_dir": f"bench/{name}"} for name in names]
-    (repo / SUITE_FILE).parent.mkdir(parents=True)
-    (repo / SUITE_FILE).write_text(json.dumps({"suites": {"bench": TASKS}, "tasks": tasks}))
-    harbor = root / "harbor"
-    harbor.write_text(HARBOR)
-    harbor.chmod(0o755)
-    return repo, harbor
-
-
-def lane_rows() -> list[Lane]:
-    return [
-        Lane(
-            run_id=0,
-            pair_index=index,
-            task_id=f"task-{index:03d}",
-            suite="bench",
-            task_path=f"benchmarks/tasks/bench/task-{index:03d}",
-            role=role,
-            config=config,
-            mcp_type=mcp_type,
-            timeout_sec=6000,
-            jobs_dir=f"runs/staging/{RUN_DIR}/{config}",
-            log_path=f"runs/staging/{RUN_DIR}/{config}/task-{index:03d}.log",
-        )
-        for index in range(TASKS)
-        for role, config, mcp_type in LANES
-    ]
 
 
 def started_at(repo: Path, jobs_dir: str, job: str) -> float:
@@ -179,7 +140,7 @@ async def queue_run(store: Store, repo: Path) -> int:
             parallel=PARALLEL,
             created_at=now,
         )
-        await runs.create_run(session, run, lane_rows())
+        await runs.create_run(session, run, lane_rows(TASKS))
     return run.id or 0
 
 
@@ -189,7 +150,7 @@ async def queue_run(store: Store, repo: Path) -> int:
 def bare_jobs(repo: Path, harbor: Path) -> list[tuple[str, str, dict[str, Any]]]:
     """(jobs dir, job name, the Jobs API submission) per lane: the lane command run in the checkout."""
     jobs = []
-    for index, lane in enumerate(lane_rows()):
+    for index, lane in enumerate(lane_rows(TASKS)):
         job = f"bare_{index}"
         argv = lane_command(str(harbor), lane.task_path, "anthropic/claude-haiku-4-5", lane.jobs_dir, job=job)
         body = {
@@ -248,7 +209,7 @@ def compare(address: str | None, ray_bin: Path | None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="csb-dispatch-ray-") as tmp:
             root = Path(tmp)
-            repo, harbor = make_checkout(root)
+            repo, harbor = make_checkout(root, TASKS, HARBOR)
             bare_wall, bare_latencies = asyncio.run(run_bare(repo, harbor, address))
             shutil.rmtree(repo / "runs")
             bot_wall, bot_latencies = asyncio.run(run_bot(root, repo, harbor, address))
