@@ -1,12 +1,16 @@
 """Lanes on a real Ray head, through the engine, with the example bench: each lane attempt is one job,
 outcomes as on the local executor; Cancel stops the jobs; a restarted bot submits nothing twice; a
-head that restarted (or was away) loses its lanes, which are retried; a job Ray never starts is an
-infrastructure failure. The job listing never carries a Slack secret or the Ray token."""
+head that restarted (or was away) loses its lanes, which are retried; a job Ray never starts, or fails
+itself (before the lane ran, or by its supervisor's death under it), is an infrastructure failure with
+Ray's reason in one line. The job listing never carries a Slack secret or the Ray token."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +30,7 @@ from bot.engine.ray_executor import submission_prefix
 from bot.rayjobs.jobs_api import JobInfo, JobStatus, RayJobsClient
 from bot.settings import ExecutorChoice
 from bot.store import runs
-from bot.store.models import OutboxItem, RunState
+from bot.store.models import Lane, OutboxItem, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -241,6 +245,113 @@ async def test_a_job_ray_never_starts_is_an_infrastructure_failure(tmp_path: Pat
         await kit.engine.tick()  # past the bound: ended, and so cancelled
         await kit.engine.tick()
         assert (await kit.run(run_id)).state is RunState.CANCELLED
+
+
+async def retried_once(kit: EngineKit, run_id: int, lane_ids: set[int]) -> dict[int, Lane]:
+    """Tick until each of these lanes has had one infrastructure failure, and return them as then."""
+    lanes: dict[int, Lane] = {}
+
+    async def failed_once() -> bool:
+        await kit.engine.tick()
+        lanes.update({lane.id or 0: lane for lane in await kit.lanes(run_id) if lane.id in lane_ids})
+        return all(lane.infra_failures == 1 for lane in lanes.values())
+
+    await until(failed_once, "each lane's first infrastructure failure")
+    return lanes
+
+
+def last_lines(kit: EngineKit) -> dict[str, str]:
+    """The last line of each lane log under `runs/` that ends with the bot's note on a Ray job, by the
+    job's submission id."""
+    found = {}
+    for path in (kit.repo / "runs").rglob("*"):
+        if path.is_file():
+            lines = path.read_text(errors="replace").splitlines()
+            if lines and lines[-1].startswith("ray: Ray failed job "):
+                found[lines[-1].split()[4]] = lines[-1]
+    return found
+
+
+def supervisor_of(lane: Lane) -> int:
+    """The pid of Ray's supervisor actor of the lane's job (it carries the job's env_vars, the marker)."""
+    for pid in marked_pids(MARKER_ENV, lane.marker or ""):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::JobSupervisor"):
+                return pid
+    raise AssertionError(f"lane {lane.id}: no job supervisor found")
+
+
+async def test_a_job_ray_fails_before_its_lane_ran_is_retried_with_ray_s_reason(
+    tmp_path: Path, ray_head: RayHead
+) -> None:
+    """The lanes ask for a resource named `bundle`, which Ray reserves: the head takes each job, then
+    fails it at once without starting its supervisor (FAILED, no exit code). Each lane is an
+    infrastructure failure, its reason Ray's own line and not its traceback, and is retried."""
+    async with ray_kit(tmp_path, ray_head, ray_lane_resource="bundle") as kit:
+        run_id = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        first = {lane.id or 0 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING}
+        assert len(first) == 2
+        for lane in (await retried_once(kit, run_id, first)).values():
+            sid = job_id(kit, run_id, lane.id or 0, 1)
+            told = (
+                f"Ray failed job {sid} before its lane ran (JOB_SUPERVISOR_ACTOR_START_FAILURE: Failed to "
+                f"start supervisor actor {sid}: 'The resource should not include `bundle` which is "
+                "reserved for Ray. resources: {'bundle': 1.0}'.)"
+            )
+            assert f"log: ray: {told[:100]}" in (lane.reason or ""), lane.reason
+            assert last_lines(kit)[sid] == f"ray: {told}"  # the attempt's log, moved aside by its retry
+        jobs = await jobs_of(kit, ray_head)
+        assert {job.status for job in jobs.values()} == {JobStatus.FAILED}
+        assert {job.driver_exit_code for job in jobs.values()} == {None}
+        assert not kit.trial_dirs()  # no lane ran
+        async with kit.store.write() as session:  # every retry would fail alike: cancel the run
+            await runs.move_run(
+                session, run_id, from_states=[RunState.RUNNING, RunState.PAUSED], to=RunState.CANCELLING
+            )
+        await run_to_the_end(kit, run_id)
+        assert (await kit.run(run_id)).state is RunState.CANCELLED
+
+
+async def test_a_lane_whose_job_supervisor_died_is_retried_and_finishes(
+    tmp_path: Path, ray_head: RayHead
+) -> None:
+    """Each job's supervisor SIGKILLed with its lane running, as the OOM killer would: Ray kills the
+    lane's processes and fails the job without an exit code. Each lane is an infrastructure failure
+    with Ray's one-line reason, retried as a new job, and the run's outcomes are right."""
+    async with ray_kit(tmp_path, ray_head) as kit:
+        kit.env["CSB_STANDIN_DELAY"] = "60"
+        run_id = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        await wait_running(kit, ray_head, 2)
+        running = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        await until(lambda: all(marked_pids(MARKER_ENV, lane.marker or "") for lane in running), "Harbor")
+        for lane in running:
+            os.kill(supervisor_of(lane), signal.SIGKILL)
+        kit.env["CSB_STANDIN_DELAY"] = "0"
+        for lane in (await retried_once(kit, run_id, {lane.id or 0 for lane in running})).values():
+            sid = job_id(kit, run_id, lane.id or 0, 1)
+            told = (
+                f"Ray failed job {sid} while its lane ran (JOB_SUPERVISOR_ACTOR_DIED: Job supervisor "
+                "actor died: The actor died unexpectedly before finishing this task.)"
+            )
+            assert f"log: ray: {told[:100]}" in (lane.reason or ""), lane.reason
+            assert last_lines(kit)[sid] == f"ray: {told}"
+        await until(lambda: not any(marked_pids(MARKER_ENV, lane.marker or "") for lane in running), "gone")
+        await run_to_the_end(kit, run_id)
+        assert await outcomes(kit, run_id) == {
+            (ONBOARDING, "baseline"): ("failed", 0.0),
+            (ONBOARDING, "mcp"): ("passed", 1.0),
+        }
+        jobs = await jobs_of(kit, ray_head)
+        for lane in running:
+            first, again = job_id(kit, run_id, lane.id or 0, 1), job_id(kit, run_id, lane.id or 0, 2)
+            assert (jobs[first].status, jobs[first].error_type) == (
+                JobStatus.FAILED,
+                "JOB_SUPERVISOR_ACTOR_DIED",
+            )
+            assert jobs[again].status is JobStatus.SUCCEEDED
+        assert len(jobs) == 4
 
 
 async def _notes(kit: EngineKit, run_id: int, what: str) -> int:

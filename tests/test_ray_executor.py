@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.ray_executor import failed_before_entrypoint, ray_env, submission_prefix
+from bot.engine.ray_executor import failed_by_ray, ray_env, ray_failure, submission_prefix
 from bot.rayjobs.jobs_api import JobInfo, JobStatus
 
 
@@ -39,8 +39,48 @@ def _job(status: JobStatus, code: int | None, error_type: str | None = None) -> 
 
 
 def test_a_failed_job_without_an_exit_code_is_ray_s_failure_not_the_lane_s() -> None:
-    assert failed_before_entrypoint(_job(JobStatus.FAILED, None, "JOB_SUPERVISOR_ACTOR_START_TIMEOUT"))
-    assert failed_before_entrypoint(_job(JobStatus.FAILED, None, "RUNTIME_ENV_SETUP_FAILURE"))
-    assert not failed_before_entrypoint(_job(JobStatus.FAILED, 1, "JOB_ENTRYPOINT_COMMAND_ERROR"))
-    assert not failed_before_entrypoint(_job(JobStatus.STOPPED, None))
-    assert not failed_before_entrypoint(_job(JobStatus.SUCCEEDED, 0))
+    assert failed_by_ray(_job(JobStatus.FAILED, None, "JOB_SUPERVISOR_ACTOR_START_TIMEOUT"))
+    assert failed_by_ray(_job(JobStatus.FAILED, None, "RUNTIME_ENV_SETUP_FAILURE"))
+    assert not failed_by_ray(_job(JobStatus.FAILED, 1, "JOB_ENTRYPOINT_COMMAND_ERROR"))
+    assert not failed_by_ray(_job(JobStatus.STOPPED, None))
+    assert not failed_by_ray(_job(JobStatus.SUCCEEDED, 0))
+
+
+# Ray 2.60's messages for jobs it failed itself, as a real head wrote them (tracebacks shortened).
+START_FAILURE = """Failed to start supervisor actor j: 'The resource should not include `bundle` which is \
+reserved for Ray. resources: {'bundle': 1}'. Full traceback:
+Traceback (most recent call last):
+  File "ray/dashboard/modules/job/job_manager.py", line 598, in submit_job
+ValueError: The resource should not include `bundle` which is reserved for Ray. resources: {'bundle': 1}
+"""
+SUPERVISOR_DIED = """Job supervisor actor died: The actor died unexpectedly before finishing this task.
+\tclass_name: JobSupervisor
+\tpid: 30533
+The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR"""
+
+
+def test_ray_s_own_failure_is_told_in_one_line_and_says_whether_the_lane_had_run() -> None:
+    before = JobInfo(
+        submission_id="j",
+        status=JobStatus.FAILED,
+        error_type="JOB_SUPERVISOR_ACTOR_START_FAILURE",
+        message=START_FAILURE,
+    )
+    assert ray_failure(before) == (
+        "Ray failed job j before its lane ran (JOB_SUPERVISOR_ACTOR_START_FAILURE: Failed to start "
+        "supervisor actor j: 'The resource should not include `bundle` which is reserved for Ray. "
+        "resources: {'bundle': 1}'.)"
+    )
+    died = JobInfo(
+        submission_id="j",
+        status=JobStatus.FAILED,
+        error_type="JOB_SUPERVISOR_ACTOR_DIED",
+        message=SUPERVISOR_DIED,
+    )
+    assert ray_failure(died) == (
+        "Ray failed job j while its lane ran (JOB_SUPERVISOR_ACTOR_DIED: Job supervisor actor died: "
+        "The actor died unexpectedly before finishing this task.)"
+    )
+    assert ray_failure(JobInfo(submission_id="j", status=JobStatus.FAILED)) == (
+        "Ray failed job j while its lane ran (FAILED: no message)"
+    )

@@ -11,11 +11,11 @@ turns Ray's stop into SIGINT, the grace period, then SIGKILL. The lane's environ
 
 Watching is one `GET /api/jobs/` per tick for all lanes. What Ray itself got wrong is an
 infrastructure failure, retried like any other, and said so in the lane's log (whose last line the
-report quotes): a job still PENDING after `pending_sec`, one Ray failed before its entrypoint ran
-(FAILED without an exit code: its supervisor did not start, its runtime_env failed), and one the head
-no longer knows (it restarted: the lane is lost). While the head does not answer, lanes are shown as
-running elsewhere (judged by their files, lost only when their time limit passed) and `unavailable`
-pauses starting new ones.
+report quotes): a job still PENDING after `pending_sec`, one Ray failed itself (FAILED without an
+exit code: its supervisor did not start or died, its runtime_env failed; Ray's message, a traceback,
+cut to its first line), and one the head no longer knows (it restarted: the lane is lost). While the
+head does not answer, lanes are shown as running elsewhere (judged by their files, lost only when their
+time limit passed) and `unavailable` pauses starting new ones.
 """
 
 from __future__ import annotations
@@ -52,6 +52,19 @@ FRESH_SEC = 1.0  # a contact with the head this recent answers `unavailable` wit
 # Never handed to Ray: the bot's Slack secrets and its Ray token (a job's env_vars are in every listing).
 _WITHHELD_PREFIXES = ("SLACK_",)
 _WITHHELD = frozenset({"CSB_RAY_TOKEN"})
+# Ray 2.60's error types for a job whose entrypoint never started; any other (JOB_SUPERVISOR_ACTOR_DIED,
+# e.g. the supervisor killed for memory) may have come with the lane running, which Ray then kills.
+_BEFORE_THE_LANE = frozenset(
+    {
+        "JOB_SUPERVISOR_ACTOR_START_FAILURE",
+        "JOB_SUPERVISOR_ACTOR_START_TIMEOUT",
+        "JOB_SUPERVISOR_ACTOR_UNSCHEDULABLE",
+        "RUNTIME_ENV_SETUP_FAILURE",
+        "JOB_ENTRYPOINT_COMMAND_START_ERROR",
+    }
+)
+_TRACEBACK_TAIL = "Full traceback:"
+_REASON_CHARS = 400
 
 
 def submission_prefix(repo: Path) -> str:
@@ -69,9 +82,20 @@ def ray_env(env: Mapping[str, str], grace_sec: float) -> dict[str, str]:
     return {**kept, **stop_env(grace_sec)}
 
 
-def failed_before_entrypoint(job: JobInfo) -> bool:
+def failed_by_ray(job: JobInfo) -> bool:
     """Ray failed the job itself (its supervisor or runtime_env), not the lane: no exit code came back."""
     return job.status is JobStatus.FAILED and job.driver_exit_code is None
+
+
+def ray_failure(job: JobInfo) -> str:
+    """Why Ray failed a job itself, in one line for the lane's log and the report. Ray's message is a
+    traceback behind one line that says it ("Failed to start supervisor actor <id>: '<why>'. Full
+    traceback:", "Job supervisor actor died: ..."): that line is kept, the rest is in Ray's own logs."""
+    when = "before its lane ran" if job.error_type in _BEFORE_THE_LANE else "while its lane ran"
+    lines = [line.strip() for line in (job.message or "").splitlines() if line.strip()]
+    first = lines[0].removesuffix(_TRACEBACK_TAIL).strip() if lines else "no message"
+    why = f"{job.error_type or 'FAILED'}: {first}"
+    return f"Ray failed job {job.submission_id} {when} ({why})"[:_REASON_CHARS]
 
 
 class RayExecutor:
@@ -236,9 +260,8 @@ class RayExecutor:
             return await self._pending_too_long(lane, submission_id)
         if not job.status.terminal:
             return RUNNING
-        if failed_before_entrypoint(job):
-            why = f"{job.error_type or 'FAILED'}: {job.message or 'no message'}"
-            return self._end(lane, f"Ray failed job {submission_id} before its lane ran ({why})")
+        if failed_by_ray(job):
+            return self._end(lane, ray_failure(job))
         code = EXIT_UNKNOWN if job.driver_exit_code is None else job.driver_exit_code
         self._ended[lane_id] = code
         return ended(code)
