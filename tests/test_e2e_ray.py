@@ -18,9 +18,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 from engine_kit import EngineKit, engine_kit, run_until_idle
-from ray_cluster import RayHead, marked_pids
+from ray_cluster import RayHead, free_port, marked_pids
 from sqlmodel import select
 from waiting import until
 
@@ -47,8 +49,9 @@ SECRETS = {
 async def ray_kit(tmp_path: Path, head: RayHead, **config: Any) -> AsyncIterator[EngineKit]:
     pending = config.pop("ray_pending_sec", 300)
     resource = config.pop("ray_lane_resource", "csb_slot")
+    address = config.pop("ray_address", head.dashboard_url)
     choice = ExecutorChoice(
-        kind="ray", ray_address=head.dashboard_url, ray_lane_resource=resource, ray_pending_sec=pending
+        kind="ray", ray_address=address, ray_lane_resource=resource, ray_pending_sec=pending
     )
     async with engine_kit(tmp_path, executor=choice, **config) as kit:
         kit.env.update(SECRETS)
@@ -352,6 +355,84 @@ async def test_a_lane_whose_job_supervisor_died_is_retried_and_finishes(
             )
             assert jobs[again].status is JobStatus.SUCCEEDED
         assert len(jobs) == 4
+
+
+class Ingress:
+    """A proxy in front of the head's dashboard, as an ingress would be: it passes every request on,
+    except the submits it was told to answer itself, by submission id, in turn: `lost` passes the submit
+    on and answers 504 (its wait for the head ran out), `refused` answers 503 without passing it on."""
+
+    def __init__(self, head: str) -> None:
+        self.head = head
+        self.submits: dict[str, list[str]] = {}
+        self._runner: web.AppRunner | None = None
+        self._client: aiohttp.ClientSession | None = None
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._answer)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await self._runner.setup()
+        port = free_port()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self._client = aiohttp.ClientSession()
+        return f"http://127.0.0.1:{port}"
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        told = ""
+        if request.method == "POST" and request.path == "/api/jobs/":
+            script = self.submits.get(json.loads(body)["submission_id"])
+            told = script.pop(0) if script else ""
+        if told == "refused":
+            return web.Response(status=503, text="<html><body>503 Service Unavailable</body></html>")
+        assert self._client is not None
+        async with self._client.request(request.method, self.head + request.path_qs, data=body) as answer:
+            text = await answer.text()
+        if told == "lost":
+            return web.Response(status=504, text="upstream request timeout")
+        return web.Response(status=answer.status, text=text, content_type="application/json")
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+async def test_submits_a_proxy_refused_or_lost_run_each_lane_once(tmp_path: Path, ray_head: RayHead) -> None:
+    """One lane's submit reaches the head but its answer is a 504: the job is found in the next listing
+    and is the attempt, never submitted under a new one. The other's is refused (503) and again when
+    sent once more: an infrastructure failure with the proxy's reason, whose retry runs."""
+    ingress = Ingress(ray_head.dashboard_url)
+    address = await ingress.start()
+    try:
+        async with ray_kit(tmp_path, ray_head, ray_address=address) as kit:
+            run_id = await kit.approve("csb_org_onboarding", parallel=2)
+            lost, refused = [lane.id or 0 for lane in await kit.lanes(run_id)]
+            ingress.submits = {
+                job_id(kit, run_id, lost, 1): ["lost"],
+                job_id(kit, run_id, refused, 1): ["refused", "refused"],
+            }
+            await kit.engine.tick()
+            failed = await retried_once(kit, run_id, {refused})
+            assert "answered HTTP 503: <html><body>503 Service Unavailable</body></html>" in (
+                failed[refused].reason or ""
+            ), failed[refused].reason
+            await run_to_the_end(kit, run_id)
+            assert await outcomes(kit, run_id) == {
+                (ONBOARDING, "baseline"): ("failed", 0.0),
+                (ONBOARDING, "mcp"): ("passed", 1.0),
+            }
+            lanes = {lane.id or 0: lane for lane in await kit.lanes(run_id)}
+            assert (lanes[lost].attempt, lanes[lost].infra_failures) == (1, 0)
+            assert (lanes[refused].attempt, lanes[refused].infra_failures) == (2, 1)
+            jobs = await jobs_of(kit, ray_head)
+            assert set(jobs) == {job_id(kit, run_id, lost, 1), job_id(kit, run_id, refused, 2)}
+            assert len(kit.trial_dirs()) == 2
+            assert ingress.submits == {job_id(kit, run_id, lost, 1): [], job_id(kit, run_id, refused, 1): []}
+    finally:
+        await ingress.close()
 
 
 async def _notes(kit: EngineKit, run_id: int, what: str) -> int:

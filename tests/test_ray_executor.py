@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.ray_executor import failed_by_ray, ray_env, ray_failure, submission_prefix
-from bot.rayjobs.jobs_api import JobInfo, JobStatus
+from bot.engine.ray_executor import answer_unknown, failed_by_ray, ray_env, ray_failure, submission_prefix
+from bot.rayjobs.jobs_api import JobInfo, JobStatus, RayJobNotFound, RayRefused, RayUnreachable
 
 
 def test_no_slack_variable_or_ray_token_reaches_ray_and_the_stop_is_sigint() -> None:
@@ -84,3 +84,12 @@ def test_ray_s_own_failure_is_told_in_one_line_and_says_whether_the_lane_had_run
     assert ray_failure(JobInfo(submission_id="j", status=JobStatus.FAILED)) == (
         "Ray failed job j while its lane ran (FAILED: no message)"
     )
+
+
+def test_a_submit_answered_with_a_server_error_or_not_at_all_may_have_been_taken() -> None:
+    assert answer_unknown(RayUnreachable("no answer"))
+    assert answer_unknown(RayRefused("No available agent to submit job, please try again later.", 500))
+    assert answer_unknown(RayRefused("upstream request timeout", 504))
+    assert not answer_unknown(RayRefused("TypeError: metadata values must be strings", 400))
+    assert not answer_unknown(RayJobNotFound("no such job", 404))
+    assert not answer_unknown(None)

@@ -40,6 +40,7 @@ from bot.rayjobs.jobs_api import (
     RayJobNotFound,
     RayJobsClient,
     RayJobsError,
+    RayRefused,
     RayUnreachable,
 )
 from bot.settings import ExecutorChoice
@@ -80,6 +81,12 @@ def ray_env(env: Mapping[str, str], grace_sec: float) -> dict[str, str]:
         if not key.startswith(_WITHHELD_PREFIXES) and key not in _WITHHELD
     }
     return {**kept, **stop_env(grace_sec)}
+
+
+def answer_unknown(answer: object) -> bool:
+    """A submit whose fate the answer does not tell: none came, or a server error (Ray's own 500s say
+    "try again later"; a proxy's 502 or 504 may come after the head took the job)."""
+    return isinstance(answer, RayUnreachable) or (isinstance(answer, RayRefused) and answer.status >= 500)
 
 
 def failed_by_ray(job: JobInfo) -> bool:
@@ -164,8 +171,10 @@ class RayExecutor:
         return str(exc)
 
     async def start(self, launches: Sequence[LaneLaunch]) -> list[int | InfraError | None]:
-        """Submit one job per lane, all at once. A job Ray refused is an InfraError; one whose answer
-        was lost counts as submitted and is sent again with the next listing that lacks it."""
+        """Submit one job per lane, all at once. A job Ray refused (4xx: the request itself) is an
+        InfraError; one whose answer was lost or a server error (5xx: Ray's own, or a proxy's that may
+        have passed the submit on) counts as submitted, and is sent again once with the next listing
+        that lacks it: a new attempt would run the lane twice if the job existed after all."""
         submissions = [self._submission(launch) for launch in launches]
         await asyncio.to_thread(_make_log_folders, launches)
         answers = await asyncio.gather(
@@ -173,7 +182,7 @@ class RayExecutor:
         )
         results: list[int | InfraError | None] = []
         for launch, submission, answer in zip(launches, submissions, answers, strict=True):
-            if isinstance(answer, RayUnreachable):
+            if answer_unknown(answer):
                 log.warning("lane %s: submit unanswered, sent again later: %s", launch.lane_id, answer)
                 self._unsent[launch.lane_id] = submission
             elif isinstance(answer, RayJobsError):
