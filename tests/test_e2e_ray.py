@@ -23,13 +23,14 @@ import pytest
 from aiohttp import web
 from engine_kit import EngineKit, engine_kit, run_until_idle
 from ray_cluster import RayHead, free_port, marked_pids
+from ray_jobs_kit import jobs_of_checkout
 from sqlmodel import select
 from waiting import until
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.processes import MARKER_ENV
 from bot.engine.ray_executor import submission_prefix
-from bot.rayjobs.jobs_api import JobInfo, JobStatus, RayJobsClient
+from bot.rayjobs.jobs_api import JobInfo, JobStatus
 from bot.settings import ExecutorChoice
 from bot.store import runs
 from bot.store.models import Lane, OutboxItem, RunState
@@ -60,10 +61,7 @@ async def ray_kit(tmp_path: Path, head: RayHead, **config: Any) -> AsyncIterator
 
 async def jobs_of(kit: EngineKit, head: RayHead) -> dict[str, JobInfo]:
     """This kit's jobs on the head, by submission id."""
-    async with RayJobsClient(head.dashboard_url) as ray:
-        listed = await ray.list_jobs()
-    prefix = submission_prefix(kit.repo)
-    return {job.submission_id: job for job in listed if job.submission_id.startswith(prefix)}
+    return await jobs_of_checkout(head, kit.repo)
 
 
 def job_id(kit: EngineKit, run_id: int, lane_id: int, attempt: int) -> str:

@@ -12,10 +12,10 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 from ray_cluster import RayHead, free_port, marked_pids
+from ray_jobs_kit import ended
 from waiting import until
 
 from bot.rayjobs.jobs_api import (
-    JobInfo,
     JobStatus,
     JobSubmission,
     RayJobNotFound,
@@ -24,17 +24,6 @@ from bot.rayjobs.jobs_api import (
     RayUnreachable,
     Submitted,
 )
-
-
-async def _ended(ray: RayJobsClient, submission_id: str) -> JobInfo:
-    seen: list[JobInfo] = []
-
-    async def ended() -> bool:
-        seen.append(await ray.job(submission_id))
-        return seen[-1].status.terminal
-
-    await until(ended, f"job {submission_id} to end")
-    return seen[-1]
 
 
 async def test_version_names_the_head_s_ray(ray_head: RayHead) -> None:
@@ -53,7 +42,7 @@ async def test_a_job_is_submitted_once_read_listed_logged_and_deleted(ray_head: 
     async with RayJobsClient(ray_head.dashboard_url) as ray:
         assert await ray.submit(submission) is Submitted.NEW
         assert await ray.submit(submission) is Submitted.ALREADY
-        job = await _ended(ray, submission.submission_id)
+        job = await ended(ray, submission.submission_id)
         assert (job.status, job.driver_exit_code) == (JobStatus.FAILED, 3)
         assert job.metadata == {"lane": "7"} and job.started_at is not None and job.ended_at is not None
         listed = {info.submission_id: info for info in await ray.list_jobs()}
@@ -79,7 +68,7 @@ async def test_a_running_job_cannot_be_deleted_and_is_stopped(ray_head: RayHead)
             and "\n" not in str(refused.value)
         )
         assert await ray.stop(submission_id) is True
-        assert (await _ended(ray, submission_id)).status is JobStatus.STOPPED
+        assert (await ended(ray, submission_id)).status is JobStatus.STOPPED
 
 
 async def test_a_dead_port_is_unreachable_within_the_timeout() -> None:

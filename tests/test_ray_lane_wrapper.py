@@ -14,10 +14,11 @@ import uuid
 from pathlib import Path
 
 from ray_cluster import RayHead, marked_pids
+from ray_jobs_kit import ended
 from waiting import until
 
 from bot.rayjobs.entrypoint import STOP_MARGIN_SEC, lane_entrypoint, stop_env
-from bot.rayjobs.jobs_api import JobInfo, JobStatus, JobSubmission, RayJobsClient
+from bot.rayjobs.jobs_api import JobStatus, JobSubmission, RayJobsClient
 from bot.rayjobs.lane_wrapper import SIGINT_NOT_BEFORE
 
 # Longer than Ray's default wait from the stop signal to its SIGKILL (3 s): the lane living through it
@@ -50,17 +51,6 @@ def _submission(tmp_path: Path, argv: list[str], marker: str) -> JobSubmission:
     )
 
 
-async def _ended(ray: RayJobsClient, submission_id: str) -> JobInfo:
-    seen: list[JobInfo] = []
-
-    async def ended() -> bool:
-        seen.append(await ray.job(submission_id))
-        return seen[-1].status.terminal
-
-    await until(ended, f"job {submission_id} to end")
-    return seen[-1]
-
-
 def test_stop_settings_make_ray_kill_after_the_wrapper() -> None:
     assert stop_env(30) == {
         "RAY_JOB_STOP_SIGNAL": "SIGINT",
@@ -75,7 +65,7 @@ async def test_the_lane_s_output_and_exit_code_come_through(ray_head: RayHead, t
     async with RayJobsClient(ray_head.dashboard_url) as ray:
         submission = _submission(tmp_path, argv, marker)
         await ray.submit(submission)
-        job = await _ended(ray, submission.submission_id)
+        job = await ended(ray, submission.submission_id)
     assert (job.status, job.driver_exit_code) == (JobStatus.FAILED, 3)
     assert (tmp_path / "lane.log").read_text() == f"lane output in {tmp_path}\n"
 
@@ -86,7 +76,7 @@ async def test_a_lane_that_cannot_start_exits_127_with_the_reason_in_its_log(
     async with RayJobsClient(ray_head.dashboard_url) as ray:
         submission = _submission(tmp_path, ["no-such-harbor", "run"], uuid.uuid4().hex)
         await ray.submit(submission)
-        job = await _ended(ray, submission.submission_id)
+        job = await ended(ray, submission.submission_id)
     assert job.driver_exit_code == 127
     assert "cannot start no-such-harbor" in (tmp_path / "lane.log").read_text()
 
@@ -101,7 +91,7 @@ async def test_a_stop_is_sigint_then_the_grace_period_then_sigkill(ray_head: Ray
         await until(lambda: notes.exists() and "ready" in notes.read_text(), "the lane to be ready")
         assert len(marked_pids("CSB_TEST_LANE", marker)) >= 3  # wrapper, lane, grandchild
         assert await ray.stop(submission.submission_id) is True
-        job = await _ended(ray, submission.submission_id)
+        job = await ended(ray, submission.submission_id)
     assert job.status is JobStatus.STOPPED
     lines = notes.read_text().splitlines()
     sigints = [float(line.split()[1]) for line in lines if line.startswith("sigint")]

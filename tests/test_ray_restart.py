@@ -15,25 +15,18 @@ import pytest
 from bot_process import REPORT, World, every_lane_ran_once, request_and_approve, world
 from harness import CHANNEL
 from ray_cluster import RayHead
+from ray_jobs_kit import jobs_of_checkout
 from waiting import until
 
 from bot.csb.command import job_name
 from bot.engine.ray_executor import submission_prefix
-from bot.rayjobs.jobs_api import JobInfo, JobStatus, RayJobsClient
+from bot.rayjobs.jobs_api import JobStatus
 
 pytestmark = pytest.mark.slow
 
 
-async def jobs_on(head: RayHead, w: World) -> dict[str, JobInfo]:
-    """This world's jobs on the head, by submission id, as Ray's own listing has them."""
-    async with RayJobsClient(head.dashboard_url) as ray:
-        listed = await ray.list_jobs()
-    prefix = submission_prefix(w.repo)
-    return {job.submission_id: job for job in listed if job.submission_id.startswith(prefix)}
-
-
 async def running_jobs(head: RayHead, w: World) -> int:
-    return sum(job.status is JobStatus.RUNNING for job in (await jobs_on(head, w)).values())
+    return sum(job.status is JobStatus.RUNNING for job in (await jobs_of_checkout(head, w.repo)).values())
 
 
 async def test_a_sigkilled_bot_on_ray_adopts_its_jobs_and_submits_none_twice(
@@ -60,7 +53,7 @@ async def test_a_sigkilled_bot_on_ray_adopts_its_jobs_and_submits_none_twice(
 
         lanes = await w.lanes()
         assert len(lanes) == 6 and all(lane.attempt == 1 for lane in lanes), lanes
-        jobs = await jobs_on(ray_head, w)
+        jobs = await jobs_of_checkout(ray_head, w.repo)
         prefix = submission_prefix(w.repo)
         assert set(jobs) == {prefix + job_name(lane.run_id, lane.id or 0, 1) for lane in lanes}
         assert {job.status for job in jobs.values()} == {JobStatus.SUCCEEDED}
