@@ -1,1 +1,2 @@
-"""Harbor plug-ins of the example bench: the host-root environment (not a security boundary)."""
+"""Harbor plug-ins of the example bench: the scripted agent and its rule, and the host-root environment
+(not a security boundary)."""
