@@ -98,7 +98,8 @@ def _ray_address_shape(address: str | None) -> str | None:
 
 
 # Ray refuses these as entrypoint_resources: they have entrypoint_num_cpus and its kind.
-_RAY_BUILTIN_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory"})
+# Ray 2.60 reserves these names: a job asking for one of them as a custom resource is failed at once.
+_RAY_BUILTIN_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory", "bundle"})
 
 
 def _ray_resource_name(name: str | None) -> str | None:

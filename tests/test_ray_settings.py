@@ -124,5 +124,6 @@ def test_the_lane_resource_and_pending_bound_are_read_and_ray_s_own_resources_re
         csb_executor="ray", csb_ray_address="http://h:8265", csb_ray_lane_resource="csb_slot"
     ).executor(config)
     assert from_env.ray_lane_resource == "csb_slot"
-    with pytest.raises(InfraError, match="one of Ray's own resources"):
-        _settings(csb_ray_lane_resource="CPU")
+    for reserved in ("CPU", "bundle"):
+        with pytest.raises(InfraError, match="one of Ray's own resources"):
+            _settings(csb_ray_lane_resource=reserved)
