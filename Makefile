@@ -21,6 +21,11 @@ HARBOR_VENV := .venv-harbor
 HARBOR_STAMP := $(HARBOR_VENV)/.installed-$(HARBOR_VERSION)
 HARBOR_PYTHON ?= $(shell sh bin/find-python-3.12)
 
+# The suite runs on this many worker processes (pytest-xdist). Most tests wait on child processes, a
+# database or a socket rather than on a core, so a 2-core machine keeps three busy; the tests that share
+# the Ray head all go to one worker (tests/conftest.py).
+TEST_WORKERS ?= 3
+
 .PHONY: test lint playground check bench clean harbor
 
 $(STAMP): pyproject.toml
@@ -52,7 +57,7 @@ test: $(STAMP) $(RAY_STAMP) lint
 	test -z "$$missing" || $(NEED_DEBIAN) $$missing
 	@if [ -n "$(HARBOR_PYTHON)" ]; then $(MAKE) --no-print-directory harbor; \
 	else echo "real-Harbor tests will not run: no Python 3.12 or newer (python3.12/python3.13 on PATH, or pyenv)"; fi
-	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin CSB_TEST_HARBOR_VENV=$(abspath $(HARBOR_VENV)) $(BIN)/pytest
+	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin CSB_TEST_HARBOR_VENV=$(abspath $(HARBOR_VENV)) $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # Harbor $(HARBOR_VERSION) in $(HARBOR_VENV), rebuilt only when the pin changes.
 harbor: $(HARBOR_STAMP)

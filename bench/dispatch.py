@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and benchmarks
 
-from engine_kit import run_until_idle  # noqa: E402
+from idle import run_until_idle  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.command import LaunchConfig, lane_command  # noqa: E402
@@ -186,7 +186,7 @@ async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db")
     config = EngineConfig(global_slots=PARALLEL)
     engine = build_engine(store, launch_config(root, repo, harbor), config, SystemClock(), eager=False)
     start = time.perf_counter()
-    await run_until_idle(engine)
+    await run_until_idle(engine, store)
     wall = time.perf_counter() - start
     passed = await passed_once(store, run_id)
     await store.close()

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from dispatch import LANES, RUN_DIR, SUITE_FILE, lane_rows, make_checkout  # noqa: E402
-from engine_kit import run_until_idle  # noqa: E402
+from idle import run_until_idle  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.command import LaunchConfig, job_name, lane_command  # noqa: E402
@@ -102,7 +102,7 @@ async def run_bot(root: Path, repo: Path, harbor: Path, address: str) -> tuple[f
     choice = ExecutorChoice(kind="ray", ray_address=address)
     engine = build_engine(store, launch, config, SystemClock(), eager=False, executor_choice=choice)
     start = time.time()
-    await run_until_idle(engine)
+    await run_until_idle(engine, store)
     wall = time.time() - start
     async with store.read() as session:
         lanes = await runs.run_lanes(session, run_id)

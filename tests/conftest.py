@@ -14,6 +14,16 @@ from postgres_cluster import Cluster, required, server_bin
 from ray_cluster import RayHead
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`make test` spreads the tests over worker processes (pytest-xdist, `--dist loadgroup`). Session
+    fixtures are per worker: each worker that needs PostgreSQL starts its own small cluster, but a Ray
+    head is heavy (a dozen processes), so every test that uses it is sent to the same worker, and one
+    head serves them all."""
+    for item in items:
+        if "ray_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray-head"))
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Cluster | None]:
     """The session's PostgreSQL cluster, or None when PostgreSQL is not installed (an error under CI)."""

@@ -20,7 +20,6 @@ from bot.csb.trials import is_trial_folder
 from bot.domain.clock import ManualClock
 from bot.domain.spec import Category, RunParams
 from bot.engine import Engine, build_engine
-from bot.engine.engine import GATHER_QUIET
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig, ExecutorChoice
 from bot.store import runs
@@ -28,8 +27,6 @@ from bot.store.db import Store
 from bot.store.lanes import running_lanes
 from bot.store.models import Lane, RequestState, Run, RunRequest
 
-# How long `run_until_idle` gathers the exits of one wave of lanes before the next tick.
-GATHER_LONGEST = 0.02
 # Quick retries and stops, so tests move the clock by seconds, not minutes.
 FAST = {"retry_backoff_sec": 10, "retry_backoff_cap_sec": 40, "cancel_grace_sec": 5, "lease_ttl_sec": 20}
 
@@ -174,17 +171,6 @@ async def engine_kit(
             await engine.executor.wait_all()
             await engine.executor.close()
         await store.close()
-
-
-async def run_until_idle(engine: Engine) -> None:
-    """Tick until nothing is running or startable, as no timer would: lanes' exits drive the ticks."""
-    while True:
-        await engine.tick()
-        if engine.executor.running_count == 0:
-            await engine.tick()
-            if engine.executor.running_count == 0:
-                return
-        await engine.executor.wait_any(quiet=GATHER_QUIET, longest=GATHER_LONGEST)
 
 
 async def kill_all(engine: Engine, store: Store) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestServer
+from idle import run_until_idle
 
 from bot.domain.clock import ManualClock
 from bot.playground import SlackDriver, SlackStandin
@@ -57,16 +58,7 @@ class Harness:
     async def run_lanes(self) -> None:
         """Tick the engine until every lane it can start has finished, delivering after each tick,
         so the card and the thread see the run's intermediate states as people would."""
-        executor = self.bot.engine.executor
-        idle_ticks = 0
-        while idle_ticks < 2:
-            await self.bot.engine.tick()
-            await self.deliver()
-            if executor.running_count:
-                idle_ticks = 0
-                await executor.wait_any()
-            else:
-                idle_ticks += 1
+        await run_until_idle(self.bot.engine, self.bot.store, between=self.deliver, gather=False)
 
     def cards(self) -> list[dict[str, Any]]:
         return [

@@ -36,7 +36,7 @@ def bot_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(CSB_BOT + args, env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(CSB_BOT + args, env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
 
 
 def test_check_passes_on_the_embedded_default_from_any_directory(tmp_path: Path) -> None:

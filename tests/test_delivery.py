@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_kit import run_until_idle
 from harness import CHANNEL, Harness, running_bot
+from idle import run_until_idle
 from test_e2e_run import card_text
 from test_e2e_status import approved_run, settle, thread_texts
 
@@ -82,7 +82,7 @@ async def test_messages_slack_refuses_are_set_aside_at_once_and_the_rest_still_g
         refused = set_aside(tmp_path)
         assert sorted(error or "" for _, error in refused) == ["invalid_arguments", "invalid_blocks"]
         await h.driver.slash_command(REQUESTER, "cancel 1 wrong model")
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         assert any("wrong model" in text for text in thread_texts(h, card))  # the thread went on
 
@@ -256,7 +256,8 @@ async def test_a_pause_is_told_after_the_start(tmp_path: Path, monkeypatch: pyte
     pause_soon = "[engine]\ninfra_pause_min_attempts = 4\ninfra_pause_rate = 0.5\n"
     async with running_bot(tmp_path, config_text=pause_soon) as h:
         card = await approved_run(h)
-        await run_until_idle(h.bot.engine)  # started, crashed, paused, before anything is delivered
+        # started, crashed, paused, before anything is delivered
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         texts = thread_texts(h, card)
         started = [i for i, t in enumerate(texts) if "Run #1 started." in t]

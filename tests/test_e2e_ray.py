@@ -21,7 +21,8 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from engine_kit import EngineKit, engine_kit, run_until_idle
+from engine_kit import EngineKit, engine_kit
+from idle import run_until_idle
 from ray_cluster import RayHead, free_port, marked_pids
 from ray_jobs_kit import jobs_of_checkout
 from sqlmodel import select
@@ -85,7 +86,7 @@ async def run_to_the_end(kit: EngineKit, run_id: int, step: float = 11) -> None:
     """Tick, and move the clock past retry backoffs, until the run ended."""
 
     async def over() -> bool:
-        await run_until_idle(kit.engines[-1])
+        await run_until_idle(kit.engines[-1], kit.store)
         if (await kit.run(run_id)).state in (RunState.FINISHED, RunState.CANCELLED):
             return True
         kit.clock.advance(timedelta(seconds=step))
@@ -114,7 +115,7 @@ async def test_a_paired_run_is_one_job_per_lane_and_no_secret_reaches_ray(
 ) -> None:
     async with ray_kit(tmp_path, ray_head) as kit:
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         assert await outcomes(kit, run_id) == expected_fix_outcomes()
         assert (await kit.run(run_id)).state is RunState.FINISHED
         lanes = await kit.lanes(run_id)

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_kit import run_until_idle
 from harness import CHANNEL, Harness, running_bot
+from idle import run_until_idle
 from test_e2e_run import card_text, request_card
 from test_race_guards import open_modal, request_row, submit_edit, submit_reject
 from test_run_control import MERGE, PAGE, SLUG, approved_run, bot, modal_values, script, thread_texts
@@ -141,7 +141,7 @@ async def test_a_replayed_cancel_submit_is_acted_on_once(
         await h.deliver()
         assert (await wire.replay_last()).status == 200
         await h.deliver()
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         assert h.ephemeral_texts(REQUESTER) == []
         assert (await audit_actions(h)).count("cancel requested") == 1

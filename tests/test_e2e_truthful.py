@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from engine_kit import run_until_idle
 from harness import CHANNEL, Harness
+from idle import run_until_idle
 from store_reads import all_runs
 from test_e2e_run import card_text, labels
 from test_run_control import approved_run, bot, script, thread_texts
@@ -54,7 +54,7 @@ async def test_a_hostile_model_and_reason_show_as_typed_and_the_card_flags_the_m
         await h.bot.engine.tick()
         await h.driver.slash_command(REQUESTER, f"cancel 1 {HOSTILE} wrong model")
         await h.deliver()
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         card = h.standin.message(CHANNEL, card["ts"]) or {}
         assert f"Cancelled* by <@{REQUESTER}>: {ESCAPED} wrong model" in card_text(card)
@@ -74,7 +74,7 @@ async def test_errored_lanes_name_their_reason_and_the_report_its_whole_output_p
     script(tmp_path, monkeypatch, {f"{SLUG}/mcp": "crash", f"{PAGE}/mcp": "error"})
     async with bot(tmp_path, config_text=NO_RETRY) as h:
         card = await approved_run(h)
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         report = card_text(h.thread(card)[-1])
         (run,) = await all_runs(h.bot.store)
@@ -97,7 +97,7 @@ async def test_rerun_from_the_dm_lands_in_the_channel_and_its_card_says_what_it_
     script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "error"})
     async with bot(tmp_path) as h:
         card = await approved_run(h)
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         (dm,) = h.standin.messages("D0ALICE")
         assert labels(dm) == ["Rerun failed"]
@@ -134,7 +134,7 @@ async def test_the_thread_says_retried_only_when_a_retry_is_scheduled(
     config = f"[engine]\nretry_limit = {retry_limit}\ninfra_pause_min_attempts = 100\n"
     async with bot(tmp_path, config_text=config) as h:
         card = await approved_run(h, "run csb_sdlc_fix --parallel 6")
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         thread = thread_texts(h, card)
         storms = [t for t in thread.splitlines() if "infrastructure failures" in t]
@@ -157,4 +157,4 @@ async def test_the_first_run_of_its_kind_says_eta_unknown(
         assert "*Running*" in card_text(card) and "ETA unknown" in card_text(card)
         await h.driver.slash_command(REQUESTER, "cancel 1 enough")
         await h.deliver()
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)

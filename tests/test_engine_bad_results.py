@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, run_until_idle
+from engine_kit import engine_kit
 from harness import HARBOR
+from idle import run_until_idle
 
 from bot.domain.outcome import LaneStatus
 
@@ -59,7 +60,7 @@ async def test_bad_results_end_only_their_own_lane(tmp_path: Path, db_url: str, 
         spoil = {f"{SLUG}/baseline": "deep", f"{PAGE}/mcp": bad, f"{MERGE}/baseline": "huge"}
         kit.env["CSB_TEST_SPOIL"] = json.dumps(spoil)
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
 
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         for key in [(SLUG, "baseline"), (PAGE, "mcp"), (MERGE, "baseline")]:
@@ -97,7 +98,7 @@ async def test_a_suite_file_turned_hostile_voids_its_queued_run_and_the_tick_goe
         assert (await kit.run(hostile_id)).state.value == "cancelled"
         suite_file.write_text(healthy)
         other = await kit.approve("csb_sdlc_debug", parallel=2)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         assert (await kit.run(other)).state.value == "finished"
 
 
@@ -113,7 +114,7 @@ async def test_a_lane_reason_quoting_its_log_never_keeps_a_secret(tmp_path: Path
         kit.env["SOURCEGRAPH_ACCESS_TOKEN"] = "sgp_lane_secret_value"
         engine = kit.new_engine()  # built with the environment its lanes inherit, token included
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
-        await run_until_idle(engine)
+        await run_until_idle(engine, kit.store)
         reasons = [lane.reason or "" for lane in await kit.lanes(run_id)]
         assert reasons and all("harbor exited 3 without a trial result" in reason for reason in reasons)
         assert all("auth failed for token [redacted] (401)" in reason for reason in reasons), reasons

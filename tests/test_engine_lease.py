@@ -10,7 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, run_until_idle
+from engine_kit import engine_kit
+from idle import run_until_idle
 
 from bot.csb.task_copy import copy_path
 from bot.domain.outcome import LaneStatus
@@ -92,7 +93,7 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url
         assert all(lane.attempt == 2 and lane.state is LaneStatus.RUNNING for lane in lost)  # started again
 
         kit.clock.advance(timedelta(seconds=hanging.timeout_sec))
-        await run_until_idle(new)  # the attached lane is stopped by its pid, as a timeout
+        await run_until_idle(new, kit.store)  # the attached lane is stopped by its pid, as a timeout
         states = await kit.states(run_id)
         assert states["csv-quoting-debug-001", "mcp"] == "timeout"
         assert (await kit.run(run_id)).state is RunState.FINISHED
@@ -116,7 +117,7 @@ async def test_lanes_of_a_dead_host_are_waited_for_then_retried_as_lost(tmp_path
         assert {by_id[lane.id].host for lane in first_pair} == {"dead-host"}
 
         kit.clock.advance(timedelta(seconds=max(lane.timeout_sec for lane in first_pair) + 1))
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         by_id = {lane.id: lane for lane in await kit.lanes(run_id)}
         for lane in first_pair:
             again = by_id[lane.id]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from csb_tree import build_tree
-from engine_kit import EngineKit, engine_kit, run_until_idle
+from engine_kit import EngineKit, engine_kit
+from idle import run_until_idle
 
 from bot.csb.catalog import Catalog
 from bot.domain.outcome import LaneStatus
@@ -64,7 +65,7 @@ async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: 
         assert (await kit.run(waiting)).state is RunState.QUEUED
 
         drop_first_task(kit, "csb_sdlc_debug")  # edited while `waiting` sits in the queue
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
 
         assert (await kit.run(first)).state is RunState.FINISHED  # already started: not checked again
         voided = await kit.run(waiting)

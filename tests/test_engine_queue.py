@@ -9,7 +9,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, make_accounts, run_until_idle
+from engine_kit import engine_kit, make_accounts
+from idle import run_until_idle
 from sqlalchemy import update
 
 from bot.domain.outcome import LaneStatus
@@ -48,7 +49,7 @@ async def test_official_first_then_first_come_within_the_global_pool(tmp_path: P
             assert await queue.queue_position(session, second) == 1
             assert await queue.queue_position(session, first) is None
 
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         for run_id in (first, second, official):
             assert (await kit.run(run_id)).state is RunState.FINISHED
             assert all(lane.attempt == 1 for lane in await kit.lanes(run_id))
@@ -64,7 +65,7 @@ async def test_a_pair_starts_whole_or_not_at_all(tmp_path: Path, db_url: str) ->
         assert len(running) == 2  # a third slot is free, but half a pair never starts
         assert len({lane.pair_index for lane in running}) == 1
         assert running[0].started_at == running[1].started_at
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         assert (await kit.run(run_id)).state is RunState.FINISHED
 
 
@@ -73,7 +74,7 @@ async def test_a_run_keeps_to_its_parallel(tmp_path: Path, db_url: str) -> None:
         run_id = await kit.approve("csb_sdlc_fix", parallel=3)  # odd: one slot idle
         await kit.engine.tick()
         assert sum(1 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING) == 2
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
 
 
 async def test_accounts_round_robin_by_home(tmp_path: Path, db_url: str) -> None:
@@ -89,7 +90,7 @@ async def test_accounts_round_robin_by_home(tmp_path: Path, db_url: str) -> None
         for pair in (0, 1, 2):
             pair_lanes = [lane for lane in lanes if lane.pair_index == pair]
             assert pair_lanes[0].account != pair_lanes[1].account
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         # the stand-in ran with that HOME: each lane's log shows nothing else, so read the env marker back
         assert {lane.state for lane in await kit.lanes(run_id)} <= {LaneStatus.PASSED, LaneStatus.FAILED}
 

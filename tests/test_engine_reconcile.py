@@ -16,7 +16,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, kill_all, run_until_idle
+from engine_kit import engine_kit, kill_all
+from idle import run_until_idle
 from waiting import until
 
 from bot.domain.outcome import LaneStatus
@@ -69,9 +70,9 @@ async def test_a_refused_reconciliation_is_retried_and_lost_lanes_run_again(tmp_
             assert again[lane.id].attempt == 2, again[lane.id]  # queued again and started anew
             assert again[lane.id].infra_failures == 0  # a lost process is not the lane's failure
 
-        await run_until_idle(new)
+        await run_until_idle(new, kit.store)
         kit.clock.advance(timedelta(seconds=max(lane.timeout_sec for lane in started) + 1))
-        await run_until_idle(new)
+        await run_until_idle(new, kit.store)
         states = await kit.states(run_id)
         assert "timeout" not in states.values(), states
         assert set(states.values()) <= {"passed", "failed"}, states
@@ -135,7 +136,7 @@ async def test_a_lane_forked_but_not_exec_ed_at_the_takeover_is_found_not_starte
         release.touch()
         markers = {lane.marker or "" for lane in started}
         await until(lambda: find_marked(markers).keys() == markers, "both lanes to exec Harbor")
-        await run_until_idle(new)
+        await run_until_idle(new, kit.store)
         lanes = await kit.lanes(run_id)
         assert {lane.state for lane in lanes} <= {LaneStatus.PASSED, LaneStatus.FAILED}, lanes
         assert all(lane.attempt == 1 for lane in lanes), lanes

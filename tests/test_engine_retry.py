@@ -13,7 +13,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, make_accounts, run_until_idle
+from engine_kit import engine_kit, make_accounts
+from idle import run_until_idle
 
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
@@ -32,7 +33,7 @@ async def test_only_infrastructure_failures_are_retried(tmp_path: Path, db_url: 
     async with engine_kit(tmp_path, url=db_url, retry_limit=2, sessions_per_account=3) as kit:
         kit.script({f"{SLUG}/mcp": "ratelimit", f"{PAGE}/baseline": "crash", f"{MERGE}/mcp": "error"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         assert lanes[SLUG, "mcp"].state is LaneStatus.QUEUED  # waiting out its backoff
         assert lanes[PAGE, "baseline"].state is LaneStatus.QUEUED
@@ -46,12 +47,12 @@ async def test_only_infrastructure_failures_are_retried(tmp_path: Path, db_url: 
 
         kit.script({})  # the infrastructure recovers
         kit.clock.advance(timedelta(seconds=9))
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         states = await kit.states(run_id)
         assert states[SLUG, "mcp"] == "queued"  # backoff (10 s) not over yet
 
         kit.clock.advance(timedelta(seconds=1))
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         assert lanes[SLUG, "mcp"].state is LaneStatus.PASSED and lanes[SLUG, "mcp"].attempt == 2
         assert lanes[SLUG, "mcp"].account != limited  # the rested account is not used
@@ -68,9 +69,9 @@ async def test_retries_give_up_after_the_limit(tmp_path: Path, db_url: str) -> N
     async with engine_kit(tmp_path, url=db_url, retry_limit=1, infra_pause_min_attempts=100) as kit:
         kit.script({f"{SLUG}/baseline": "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         kit.clock.advance(timedelta(seconds=10))
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = {(lane.task_id, lane.role): lane for lane in await kit.lanes(run_id)}
         crashed = lanes[SLUG, "baseline"]
         assert crashed.state is LaneStatus.ERRORED and crashed.attempt == 2
@@ -82,7 +83,7 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
     async with engine_kit(tmp_path, url=db_url, infra_pause_min_attempts=4, infra_pause_rate=0.5) as kit:
         kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         run = await kit.run(run_id)
         assert run.state is RunState.PAUSED
         assert re.fullmatch(r"([4-6]) of \1 lane attempts failed on infrastructure", run.paused_reason or "")
@@ -93,7 +94,7 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
         attempts = {lane.id: lane.attempt for lane in await kit.lanes(run_id)}
         assert set(attempts.values()) <= {0, 1}
         kit.clock.advance(timedelta(minutes=5))
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         assert {lane.id: lane.attempt for lane in await kit.lanes(run_id)} == attempts  # nothing new started
 
 
@@ -113,7 +114,7 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path
         assert hanging.state is LaneStatus.RUNNING
         assert hanging.timeout_sec == (2 * 120 + 360 + 600 + 2 * 600) * 10 + 300
         kit.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         states = await kit.states(run_id)
         assert states[SLUG, "mcp"] == "timeout"
         assert states[SLUG, "baseline"] == "passed"
@@ -144,7 +145,7 @@ async def test_sigkill_after_the_grace_period(tmp_path: Path, db_url: str) -> No
         )
         kit.clock.advance(timedelta(seconds=1))
         await kit.engine.tick()  # SIGKILL
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = await kit.lanes(run_id)
         assert [lane.state for lane in lanes] == [LaneStatus.TIMEOUT, LaneStatus.TIMEOUT]
         assert all(lane.killed_at is not None and lane.exit_code == -9 for lane in lanes)
@@ -198,7 +199,7 @@ async def test_a_run_with_nothing_left_to_hold_back_finishes_instead_of_pausing(
     ) as kit:
         kit.script({SLUG: "crash", PAGE: "crash", MERGE: "crash"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         assert (await kit.run(run_id)).state is RunState.FINISHED
         assert {lane.state for lane in await kit.lanes(run_id)} == {LaneStatus.ERRORED}
         async with kit.store.read() as session:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_kit import EngineKit, engine_kit, make_accounts, run_until_idle
+from engine_kit import EngineKit, engine_kit, make_accounts
 from harness import CHANNEL, running_bot
+from idle import run_until_idle
 from test_e2e_run import card_text, labels, request_card
 
 from bot.domain.outcome import LaneStatus
@@ -56,7 +57,7 @@ async def test_every_lane_runs_with_the_harness_environment(tmp_path: Path) -> N
         kit.env.pop("PYTHONPATH", None)
         (kit.repo / ".env.local").write_text("export SOURCEGRAPH_URL=https://sg.example\nNOT_EXPORTED=1\n")
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = await kit.lanes(run_id)
         assert {lane.state for lane in lanes} <= {LaneStatus.PASSED, LaneStatus.FAILED}
         for lane in lanes:
@@ -91,7 +92,7 @@ async def test_an_artifact_config_builds_both_lanes_from_their_variants(tmp_path
         run_id = await kit.approve(
             "csb_sdlc_document", selection_file=VARIANTS, full_config="mcp-remote-artifact", parallel=2
         )
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = {lane.role: lane for lane in await kit.lanes(run_id)}
         assert lanes["baseline"].config == "baseline-local-artifact"
         assert (lanes["baseline"].state, lanes["mcp"].state) == (LaneStatus.FAILED, LaneStatus.PASSED)
@@ -112,7 +113,7 @@ async def test_a_scored_agent_timeout_counts_as_scored(tmp_path: Path) -> None:
     async with engine_kit(tmp_path) as kit:
         kit.script({f"{SLUG}/mcp": "timeout"})
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lane = next(lane for lane in await kit.lanes(run_id) if (lane.task_id, lane.role) == (SLUG, "mcp"))
         assert (lane.state, lane.reward, lane.exception_type) == (LaneStatus.PASSED, 1.0, "AgentTimeoutError")
         assert lane.infra_failures == 0 and lane.attempt == 1
@@ -129,7 +130,7 @@ async def test_cancel_gives_cancelled_although_harbor_wrote_a_cancelled_error(tm
             assert await runs.move_run(
                 session, run_id, from_states=[RunState.RUNNING], to=RunState.CANCELLING
             )
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = {lane.id: lane for lane in await kit.lanes(run_id)}
         for lane in running:
             assert lanes[lane.id].state is LaneStatus.CANCELLED
@@ -226,7 +227,7 @@ async def test_csbs_status_tool_finds_every_trial_with_the_bots_verdict(tmp_path
         run_id = await kit.approve(None, parallel=14)
         await kit.engine.tick()
         assert len([s for s in (await kit.states(run_id)).values() if s == "running"]) == 14
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = await kit.lanes(run_id)
         assert len(lanes) == 14 and all(lane.attempt == 1 for lane in lanes)
         found = csb_status(kit.repo / "runs" / "staging")
@@ -264,7 +265,7 @@ async def test_a_lane_never_starts_on_an_expired_account(tmp_path: Path) -> None
         assert set(first.values()) == {str(homes / "account3"), str(homes / "account10")}
         kit.clock.advance(timedelta(minutes=16))  # account3: 4 minutes left, under CSB's 5
         kit.script({})
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lanes = await kit.lanes(run_id)
         later = [lane.account for lane in lanes if lane.id not in first]
         assert later and set(later) == {str(homes / "account10")}
@@ -306,7 +307,7 @@ async def test_after_the_run_csbs_scripts_run_and_their_findings_reach_the_threa
             (kit.repo / path).parent.mkdir(parents=True, exist_ok=True)
             (kit.repo / path).write_text(text)
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         await kit.engine.after_batch.wait()
         assert (await kit.run(run_id)).state is RunState.FINISHED
         for lane in await kit.lanes(run_id):
@@ -331,7 +332,7 @@ async def test_after_the_run_csbs_scripts_run_and_their_findings_reach_the_threa
 async def test_without_the_scripts_nothing_is_posted(tmp_path: Path) -> None:
     async with engine_kit(tmp_path) as kit:
         await kit.approve("csb_org_onboarding", parallel=2)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         await kit.engine.after_batch.wait()
         async with kit.store.read() as session:
             notices = [
@@ -348,7 +349,7 @@ async def test_on_daytona_lanes_run_csbs_guarded_environment_with_labels(tmp_pat
     async with engine_kit(tmp_path) as kit:
         kit.env["HARBOR_ENV"] = "daytona"
         run_id = await kit.approve("csb_org_onboarding", parallel=2)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         for lane in await kit.lanes(run_id):
             assert lane.state in (LaneStatus.PASSED, LaneStatus.FAILED)
             job = json.loads((_trial_of(kit, lane).parent / "config.json").read_text())
@@ -406,7 +407,7 @@ async def test_only_the_homes_csbs_account_health_calls_ready_take_lanes(tmp_pat
         script.parent.mkdir(parents=True)
         script.write_text(ACCOUNT_HEALTH)
         run_id = await kit.approve("csb_sdlc_fix", parallel=4)
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         assert {lane.account for lane in await kit.lanes(run_id)} == {str(homes / "account2")}
         argv = json.loads((kit.repo / "account-health-argv.json").read_text())
         assert argv[:2] == ["preflight", "--format"] and argv[argv.index("--min-token-minutes") + 1] == "90"
@@ -422,7 +423,7 @@ async def test_a_scip_config_gets_the_mcp_scip_instruction_variant(tmp_path: Pat
         run_id = await kit.approve(
             "csb_sdlc_fix", full_config="mcp-scip-remote-direct", mode=Mode.FULL_ONLY, parallel=3
         )
-        await run_until_idle(kit.engine)
+        await run_until_idle(kit.engine, kit.store)
         lane = next(lane for lane in await kit.lanes(run_id) if lane.task_id == SLUG)
         seen = _record(kit, lane)
         assert (lane.config, seen["INSTRUCTION_VARIANT"], seen["BASELINE_MCP_TYPE"]) == (

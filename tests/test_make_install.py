@@ -79,7 +79,7 @@ def test_make_test_builds_the_ray_venv_apart_and_names_it_to_pytest(tmp_path: Pa
     )
     assert dry.returncode == 0, dry.stderr
     assert ".venv-ray/bin/python -m pip install --quiet 'ray[default]==2.60.0'" in dry.stdout
-    (pytest_line,) = [line for line in dry.stdout.splitlines() if line.endswith(".venv/bin/pytest")]
+    (pytest_line,) = [line for line in dry.stdout.splitlines() if ".venv/bin/pytest " in line]
     assert f"CSB_TEST_RAY={ROOT}/.venv-ray/bin " in pytest_line
     assert f"CSB_TEST_HARBOR_VENV={ROOT}/.venv-harbor " in pytest_line
     assert "touch .venv-ray/.installed-2.60.0" in dry.stdout

@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_kit import engine_kit, run_until_idle
+from engine_kit import engine_kit
 from harness import CHANNEL, Harness, running_bot
+from idle import run_until_idle
 from interleave import before_write_after_read
 from store_reads import all_runs, audit_actions
 from test_e2e_gate import prefilled_values
@@ -274,7 +275,7 @@ async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(
         assert set((await kit.states(run_id)).values()) == {"queued"}
         assert (await kit.run(run_id)).state is RunState.QUEUED
 
-        await run_until_idle(successor)
+        await run_until_idle(successor, kit.store)
         ended = await kit.lanes(run_id)
         assert {lane.state for lane in ended} <= {LaneStatus.PASSED, LaneStatus.FAILED}
         assert {lane.attempt for lane in ended} == {1}

@@ -14,8 +14,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import run_until_idle
 from harness import CHANNEL, Harness, copy_bench, running_bot
+from idle import run_until_idle
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
 from test_e2e_run import card_text
@@ -143,7 +143,8 @@ async def test_cancel_stops_harbor_mid_trial_and_its_cancelled_error_reads_as_ca
         (view_id,) = h.standin.views
         await h.driver.submit_view(REQUESTER, view_id, modal_values("cancel", "real harbor"))
         await h.deliver()
-        await run_until_idle(h.bot.engine)  # SIGINT to Harbor, which cancels the trial and says so
+        # SIGINT to Harbor, which cancels the trial and says so
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
         assert await run_state(h) is RunState.CANCELLED
@@ -169,7 +170,7 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_reads_as_timeout(
         await h.bot.engine.tick()
         (hanging,) = [lane for lane in await lanes_of(h) if lane.state is LaneStatus.RUNNING]
         h.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))
-        await run_until_idle(h.bot.engine)  # SIGINT: Harbor cancels the trial it was running
+        await run_until_idle(h.bot.engine, h.bot.store)  # SIGINT: Harbor cancels the trial it was running
         await h.deliver()
         states = await lane_states(h)
         assert states == {(SLUG, "baseline"): LaneStatus.PASSED, (SLUG, "mcp"): LaneStatus.TIMEOUT}

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_kit import kill_all, run_until_idle
+from engine_kit import kill_all
 from harness import CHANNEL, Harness, running_bot
+from idle import run_until_idle
 from test_e2e_run import card_text
 
 from bot.domain.errors import UserInputError
@@ -125,7 +126,8 @@ async def test_cancel_button_asks_why_then_stops_running_lanes(
         states = await lane_states(h)
         assert states[MERGE, "baseline"] is LaneStatus.CANCELLED  # queued: dropped at once
 
-        await run_until_idle(h.bot.engine)  # SIGINT: a CancelledError result, exit 130; still cancelled
+        # SIGINT: a CancelledError result, exit 130; still cancelled
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         assert set((await lane_states(h)).values()) == {LaneStatus.CANCELLED}
         assert await run_state(h) is RunState.CANCELLED
@@ -149,7 +151,7 @@ async def test_modal_without_a_reason_stays_open(
         assert await run_state(h) is RunState.RUNNING
         await h.driver.slash_command(REQUESTER, "cancel 1 done here")
         await h.deliver()
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
 
 
 async def test_drain_lets_running_lanes_finish(
@@ -161,7 +163,7 @@ async def test_drain_lets_running_lanes_finish(
         await h.driver.slash_command(REQUESTER, "cancel 1 --drain out of budget")
         await h.deliver()
         assert "draining run #1: out of budget" in h.ephemeral_texts(REQUESTER)[-1]
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         states = await lane_states(h)
         assert states[SLUG, "baseline"] is LaneStatus.PASSED and states[PAGE, "mcp"] is LaneStatus.PASSED
@@ -199,7 +201,7 @@ async def test_who_may_cancel_is_policy(tmp_path: Path, db_url: str, monkeypatch
         assert all("may" in why for _, _, why in refused)  # why: who may
         await h.driver.slash_command(APPROVER, "cancel 1 approvers may")
         await h.deliver()
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         assert await run_state(h) is RunState.CANCELLED
 
 
@@ -210,7 +212,7 @@ async def test_paused_run_is_resumed_by_command(
     pause_soon = "[engine]\ninfra_pause_min_attempts = 4\ninfra_pause_rate = 0.5\n"
     async with bot(tmp_path, csb_database_url=db_url, config_text=STAGING_APPROVER_ONLY + pause_soon) as h:
         card = await approved_run(h)
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         assert await run_state(h) is RunState.PAUSED
         card = h.standin.message(CHANNEL, card["ts"]) or {}
@@ -251,7 +253,7 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
         await h.driver.slash_command(REQUESTER, "rerun 1")
         await h.deliver()
         assert "still running" in h.ephemeral_texts(REQUESTER)[-1]
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         # slugify passed on both lanes; pagination's MCP lane errored, its baseline and merge's failed
         report = next(
@@ -267,7 +269,7 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
 
         await h.driver.click_button(APPROVER, CHANNEL, cards[-1]["ts"], "Approve")
         await h.deliver()
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         assert set(await lane_states(h, 3)) == {(PAGE, "baseline"), (PAGE, "mcp")}
         assert ("rerun requested", REQUESTER, "request #3 over 1 task") in await audit_trail(h)
 
@@ -305,6 +307,6 @@ async def test_stop_texts_count_lanes_in_words(tmp_path: Path, monkeypatch: pyte
         await h.deliver()
         (said,) = h.ephemeral_texts(REQUESTER)
         assert "1 queued lane dropped; 2 running lanes are being stopped." in said
-        await run_until_idle(h.bot.engine)
+        await run_until_idle(h.bot.engine, h.bot.store)
         await h.deliver()
         assert "1 queued lane dropped" in thread_texts(h, card)
