@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bot_process import REPORT, BotProcess, World, every_lane_ran_once, world
 from harness import CHANNEL, SECRET
 from sqlalchemy import func, select
 from test_e2e_gate import prefilled_values
 from test_e2e_run import card_text
-from test_restart import REPORT, BotProcess, World, every_lane_ran_once, world
 from waiting import until
 
 from bot.playground import APPROVER, REQUESTER, SlackDriver

@@ -14,12 +14,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from bot_process import request_and_approve, world
 from harness import CHANNEL, Harness, copy_bench, running_bot
 from idle import run_until_idle
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
 from test_e2e_run import card_text
-from test_restart import request_and_approve, world
 from test_run_control import approved_run, lane_states, modal_values, run_state, script, thread_texts
 from waiting import until
 

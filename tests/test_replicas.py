@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bot_process import BotProcess, World, every_lane_ran_once, request_and_approve, world
 from harness import CHANNEL, SECRET
 from store_reads import all_requests, all_runs, audit_actions
-from test_restart import BotProcess, World, every_lane_ran_once, request_and_approve, world
 from waiting import until
 
 from bot.playground import APPROVER, REQUESTER, SlackDriver

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestServer
+from bot_process import BotProcess
 from harness import CHANNEL, HARBOR, ROOT, SECRET, TOKEN, copy_bench
 from test_cli import free_port
-from test_restart import BotProcess, until
+from waiting import until
 
 from bot.playground import REQUESTER, SlackDriver, SlackStandin
 
