@@ -1,5 +1,7 @@
-"""End to end: with the database locked by another process, a command is still acked at once and
-answered, never silently dropped; so is a modal's submit."""
+"""End to end: with the database locked by another process (SQLite's write lock held past the bot's wait)
+or away (PostgreSQL refusing the bot's database), a command is still acked at once and answered, never
+silently dropped; so is a modal's submit. Locked says "busy, try again in a moment"; away says
+"database unavailable, try again in a minute"."""
 
 from __future__ import annotations
 
@@ -10,13 +12,16 @@ from pathlib import Path
 
 import pytest
 from harness import Harness, running_bot
+from postgres_cluster import Cluster
 from sqlalchemy.exc import OperationalError
+from store_reads import all_requests, request_count
 from test_e2e_gate import prefilled_values
 from test_e2e_run import request_card
 from test_race_guards import open_modal, submit_reject
 
 from bot.playground import APPROVER, REQUESTER
 from bot.services.requests import RunRequestService
+from bot.slack.errors import AWAY, BUSY
 
 pytestmark = pytest.mark.slow
 
@@ -47,11 +52,10 @@ async def test_locked_database_acks_fast_and_answers_busy(tmp_path: Path) -> Non
         finally:
             lock.rollback()
             lock.close()
-        assert "busy" in busy and "try again in a moment" in busy
+        assert busy == BUSY and "busy, try again in a moment" in busy
         assert "/csb run" in help_text and "/csb status" in help_text  # the answer itself got through
         await h.bot.inflight.wait_idle()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select count(*) from run_requests").fetchone()[0] == 0  # told, not done
+        assert await request_count(h.bot.store) == 0  # told, not done
 
 
 async def dm_texts(h: Harness, user: str, count: int, within: float = 60.0) -> list[str]:
@@ -81,14 +85,13 @@ async def test_locked_database_during_a_modal_submit_acks_fast_and_answers_busy_
         finally:
             lock.rollback()
             lock.close()
-        assert "busy" in busy and "try again in a moment" in busy
+        assert busy == BUSY
         await h.deliver()
         assert h.ephemeral_texts(APPROVER) == []
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select state from run_requests").fetchone()[0] == "pending"  # told, not done
+        assert [r.state.value for r in await all_requests(h.bot.store)] == ["pending"]  # told, not done
 
 
-async def test_a_modal_whose_check_finds_the_database_away_stays_open_with_the_busy_line(
+async def test_a_modal_whose_check_finds_the_database_away_stays_open_with_the_away_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with running_bot(tmp_path) as h:
@@ -102,5 +105,36 @@ async def test_a_modal_whose_check_finds_the_database_away_stays_open_with_the_b
         response = await h.driver.submit_view(REQUESTER, view_id, prefilled_values(h.standin.views[view_id]))
         assert response.json is not None and response.json["response_action"] == "errors"
         (line,) = response.json["errors"].values()
-        assert "busy" in line and "try again in a moment" in line
+        assert line == AWAY
         assert view_id in h.standin.views  # kept open, the input intact for a second try
+
+
+async def test_database_away_acks_fast_and_answers_unavailable(
+    tmp_path: Path, postgres: Cluster | None
+) -> None:
+    """PostgreSQL refuses the bot's database (as when its server is down or unreachable): a command and a
+    modal's submit are acked within Slack's 3 s and told the database is unavailable, not that it is
+    busy; a command that needs no database is still answered, and nothing was done meanwhile."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database()
+    async with running_bot(tmp_path, csb_database_url=url) as h:
+        card = await request_card(h)
+        view_id = await open_modal(h, APPROVER, card, "Reject")
+        postgres.admit(url, allowed=False)
+        try:
+            started = time.monotonic()
+            run = await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
+            helped = await h.driver.slash_command(APPROVER, "help")
+            await submit_reject(h, APPROVER, view_id, "not this week")
+            assert run.status == helped.status == 200
+            assert time.monotonic() - started < 3.0
+            (away,) = await replies_of(h, REQUESTER, 1)
+            (help_text,) = await replies_of(h, APPROVER, 1)
+            (dm,) = await dm_texts(h, APPROVER, 1)
+            await h.bot.inflight.wait_idle()
+        finally:
+            postgres.admit(url, allowed=True)
+        assert away == dm == AWAY and "database unavailable, try again in a minute" in away.lower()
+        assert "/csb run" in help_text
+        assert [r.state.value for r in await all_requests(h.bot.store)] == ["pending"]  # told, not done
