@@ -6,6 +6,7 @@ silently dropped; so is a modal's submit. Locked says "busy, try again in a mome
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -19,9 +20,10 @@ from test_e2e_gate import prefilled_values
 from test_e2e_run import request_card
 from test_race_guards import open_modal, submit_reject
 
-from bot.playground import APPROVER, REQUESTER
+from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
 from bot.services.requests import RunRequestService
 from bot.slack.errors import AWAY, BUSY
+from bot.store import db
 
 pytestmark = pytest.mark.slow
 
@@ -138,3 +140,48 @@ async def test_database_away_acks_fast_and_answers_unavailable(
         assert away == dm == AWAY and "database unavailable, try again in a minute" in away.lower()
         assert "/csb run" in help_text
         assert [r.state.value for r in await all_requests(h.bot.store)] == ["pending"]  # told, not done
+
+
+async def answered(h: Harness, users: tuple[str, ...], before: dict[str, int], within: float = 60.0) -> None:
+    """Deliver (a round may fail on a dead connection; the next goes on) until each of `users` has one
+    more reply than `before`."""
+    deadline = time.monotonic() + within
+    while any(len(h.ephemeral_texts(u)) <= before[u] for u in users):
+        assert time.monotonic() < deadline, {u: h.ephemeral_texts(u) for u in users}
+        with contextlib.suppress(Exception):  # a round hung on a dead connection is given up
+            await asyncio.wait_for(h.deliver(), 10.0)
+        await asyncio.sleep(0.1)
+
+
+async def test_a_database_that_stops_answering_holds_no_connection_for_good(
+    tmp_path: Path, postgres: Cluster | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stops answering on every connection the bot has open (a network cut, a frozen host)
+    while new connections are served. Each statement's deadline frees the pool: every command is still
+    acked and answered (its answer, or the unavailable line if its connection was a frozen one), and
+    the next ones are answered as usual. Without a deadline the pool stayed full of hung connections
+    for good ("QueuePool limit of size 5 overflow 10 reached")."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    monkeypatch.setattr(db, "COMMAND_TIMEOUT_SEC", 1.0)  # the deadline, short for the test
+    url = postgres.new_database()
+    people = (REQUESTER, APPROVER, ADMIN, OUTSIDER)
+    async with running_bot(tmp_path, csb_database_url=url) as h:
+        await asyncio.gather(*(h.driver.slash_command(user, "status") for user in people))
+        await h.deliver()  # the pool has connections open
+        frozen = postgres.freeze(url)
+        try:
+            assert frozen
+            before = {user: len(h.ephemeral_texts(user)) for user in people}
+            started = time.monotonic()
+            acks = await asyncio.gather(*(h.driver.slash_command(user, "status") for user in people))
+            assert {ack.status for ack in acks} == {200} and time.monotonic() - started < 3.0
+            await answered(h, people, before)
+            assert all(h.ephemeral_texts(u)[-1] in (AWAY, h.ephemeral_texts(u)[0]) for u in people)
+
+            before = {user: len(h.ephemeral_texts(user)) for user in people}
+            await asyncio.gather(*(h.driver.slash_command(user, "status") for user in people))
+            await answered(h, people, before, within=30.0)
+            assert [h.ephemeral_texts(u)[-1] for u in people] == [h.ephemeral_texts(u)[0] for u in people]
+        finally:
+            postgres.thaw(frozen)
