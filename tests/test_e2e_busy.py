@@ -11,6 +11,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import asyncpg
 import pytest
 from harness import Harness, running_bot
 from postgres_cluster import Cluster
@@ -185,3 +186,35 @@ async def test_a_database_that_stops_answering_holds_no_connection_for_good(
             assert [h.ephemeral_texts(u)[-1] for u in people] == [h.ephemeral_texts(u)[0] for u in people]
         finally:
             postgres.thaw(frozen)
+
+
+async def test_tables_locked_on_postgresql_ack_fast_and_answer_busy(
+    tmp_path: Path, postgres: Cluster | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's counterpart of SQLite's write lock: another session holds the tables a command
+    writes past the bot's lock timeout. The command is told "busy" (not "unavailable": the server
+    answers), the answer of one that needs no write still gets through, and nothing was done."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    monkeypatch.setattr(db, "COMMAND_TIMEOUT_SEC", 2.0)  # and so a lock timeout of 1.6 s
+    url = postgres.new_database()
+    async with running_bot(tmp_path, csb_database_url=url) as h:
+        holder = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+        lock = holder.transaction()
+        await lock.start()
+        await holder.execute("LOCK TABLE run_requests, outbox IN EXCLUSIVE MODE")  # reads go on
+        try:
+            started = time.monotonic()
+            run = await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
+            helped = await h.driver.slash_command(APPROVER, "help")
+            assert run.status == helped.status == 200
+            assert time.monotonic() - started < 3.0
+            (busy,) = await replies_of(h, REQUESTER, 1)
+            (help_text,) = await replies_of(h, APPROVER, 1)
+        finally:
+            await lock.rollback()
+            await holder.close()
+        assert busy == BUSY
+        assert "/csb run" in help_text
+        await h.bot.inflight.wait_idle()
+        assert await request_count(h.bot.store) == 0  # told, not done

@@ -29,6 +29,7 @@ _WRITE = "csb_write"
 PING_TIMEOUT_SEC = 2.0
 # The longest one statement may take on PostgreSQL (see `_pool_options`); the bot's own take milliseconds.
 COMMAND_TIMEOUT_SEC = 10.0
+LOCK_TIMEOUT_SHARE = 0.8  # of that deadline, the longest wait for a lock (SQLite's busy timeout is 10 s)
 
 
 _ASYNC_DRIVERS = {
@@ -90,9 +91,13 @@ def _pool_options(url: str) -> dict[str, Any]:
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
         return {}
-    connect_args: dict[str, Any] = {"timeout": 2}
+    deadline = _seconds(parsed.query.get("command_timeout"), COMMAND_TIMEOUT_SEC)
+    # A lock held by other work is given up before the deadline, as PostgreSQL's "lock timeout" (busy),
+    # not taken for a server that stopped answering (unavailable).
+    lock_ms = int(LOCK_TIMEOUT_SHARE * deadline * 1000)
+    connect_args: dict[str, Any] = {"timeout": 2, "server_settings": {"lock_timeout": str(lock_ms)}}
     if "command_timeout" not in parsed.query:  # the URL's own, when given, reaches asyncpg as it is
-        connect_args["command_timeout"] = COMMAND_TIMEOUT_SEC
+        connect_args["command_timeout"] = deadline
     return {
         "pool_size": 5,
         "max_overflow": 10,
@@ -101,6 +106,13 @@ def _pool_options(url: str) -> dict[str, Any]:
         "pool_recycle": 1800,
         "connect_args": connect_args,
     }
+
+
+def _seconds(given: object, default: float) -> float:
+    try:
+        return float(given) if isinstance(given, str) else default
+    except ValueError:
+        return default
 
 
 class Store:
