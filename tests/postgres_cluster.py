@@ -9,11 +9,13 @@ half of the suites is skipped, except under CI (`CI=true`), where that is an err
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import glob
 import itertools
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -121,6 +123,27 @@ class Cluster:
                 "-c",
                 statement,
             )
+
+    def freeze(self, url: str) -> list[int]:
+        """Stop (SIGSTOP) the server processes serving `url`'s open connections, which then answer
+        nothing, as over a network cut or on a frozen host; new connections are served as usual.
+        Returns their pids for `thaw`."""
+        name = url.rsplit("/", 1)[1]
+        query = f"SELECT pid FROM pg_stat_activity WHERE datname = '{name}'"
+        command = [str(self.bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user]
+        done = subprocess.run(
+            [*command, "-d", "postgres", "-At", "-c", query], capture_output=True, text=True, check=True
+        )
+        pids = [int(line) for line in done.stdout.split()]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        return pids
+
+    @staticmethod
+    def thaw(pids: list[int]) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
     def restart(self) -> None:
         """Restart the server on the same port: every connection is cut."""

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 from harness import CHANNEL, running_bot
+from store_reads import request_count
 from test_e2e_run import card_text, labels
 
 from bot.csb.paths import inside, lane_path, run_folder
@@ -112,8 +112,7 @@ async def test_a_suite_file_with_a_hostile_entry_is_refused_with_the_entry_named
         assert "benchmarks/suites/hostile.json" in reply and "task #2" in reply
         assert "../../../../victim" in reply and "`..`" in reply
         assert h.standin.messages(CHANNEL) == []
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            assert db.execute("select count(*) from run_requests").fetchone()[0] == 0
+        assert await request_count(h.bot.store) == 0
 
 
 async def test_a_task_folder_symlinked_out_of_the_checkout_blocks_on_the_card(tmp_path: Path) -> None:

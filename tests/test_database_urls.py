@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.settings import DatabaseSettings, Settings
-from bot.store.db import async_url, display_url
+from bot.store.db import COMMAND_TIMEOUT_SEC, _pool_options, async_url, display_url
 
 SECRET_URL = "postgresql+asyncpg://csb:hunter2-secret@db.internal:5432/csb"
 
@@ -53,3 +53,14 @@ def test_other_urls_are_refused_without_repeating_them(url: str, message: str) -
         DatabaseSettings(csb_database_url=url)
     (error,) = refused.value.errors()
     assert message in error["msg"] and "hunter2" not in error["msg"]
+
+
+def test_every_postgresql_statement_has_a_deadline_the_url_may_set() -> None:
+    """A server that stops answering must not hold a pooled connection for good, and a lock held by
+    other work is given up (busy) before that deadline (`_pool_options`)."""
+    url = "postgresql+asyncpg://bot@db:5432/csb"
+    assert _pool_options(url)["connect_args"]["command_timeout"] == COMMAND_TIMEOUT_SEC
+    assert _pool_options(url)["connect_args"]["server_settings"] == {"lock_timeout": "8000"}
+    own = _pool_options(f"{url}?command_timeout=60")["connect_args"]
+    assert "command_timeout" not in own and own["server_settings"] == {"lock_timeout": "48000"}
+    assert _pool_options("sqlite:///x.db") == {}

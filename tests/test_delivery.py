@@ -2,15 +2,14 @@
 cannot double, and a hanging call cannot stall; and a thread that reads in the order things happened.
 
 Slack's bad days are played by the stand-in: refusals (`invalid_blocks`, `invalid_arguments`), pages
-instead of JSON, answers without `ts`, calls that hang. The database's are played by SQLite triggers
-that refuse a write, as a full disk would.
+instead of JSON, answers without `ts`, calls that hang. The database's are played by triggers that
+refuse a write, as a full disk would. Tests that read the outbox back run on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from harness import CHANNEL, Harness, running_bot
 from idle import run_until_idle
+from sqlalchemy import select, text, update
 from test_e2e_run import card_text
 from test_e2e_status import approved_run, settle, thread_texts
 
@@ -25,7 +25,8 @@ from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
 from bot.slack import create_client
 from bot.slack.notifier import Notifier
 from bot.store import outbox
-from bot.store.models import OutboxKind
+from bot.store.db import Store
+from bot.store.models import OutboxItem, OutboxKind, RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -34,14 +35,20 @@ OTHER = "C0OTHER"
 BOUND = 20.0  # seconds: generous, for a loaded machine; a healthy run takes a fraction of that
 
 
-def outbox_rows(tmp_path: Path) -> list[tuple[str, str, str | None]]:
+async def outbox_rows(store: Store) -> list[tuple[str, str, str | None]]:
     """(target, state, error) of every outbox row, oldest first."""
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        return db.execute("select target, state, error from outbox order by id").fetchall()
+    async with store.read() as session:
+        rows = (await session.execute(select(OutboxItem).order_by(OutboxItem.id))).scalars()
+        return [(row.target, row.state.value, row.error) for row in rows]
 
 
-def set_aside(tmp_path: Path) -> list[tuple[str, str | None]]:
-    return [(target, error) for target, state, error in outbox_rows(tmp_path) if state == "dead"]
+async def set_aside(store: Store) -> list[tuple[str, str | None]]:
+    return [(target, error) for target, state, error in await outbox_rows(store) if state == "dead"]
+
+
+async def card_ts(store: Store, request_id: int = 1) -> str | None:
+    async with store.read() as session:
+        return (await session.get_one(RunRequest, request_id)).card_ts
 
 
 def keys_posted(h: Harness, channel: str = CHANNEL) -> list[str]:
@@ -69,8 +76,10 @@ async def wait_for(condition: Any, what: str) -> None:
 # -- one bad message never blocks the others -----------------------------------------------------------
 
 
-async def test_messages_slack_refuses_are_set_aside_at_once_and_the_rest_still_goes(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=ADMINS) as h:
+async def test_messages_slack_refuses_are_set_aside_at_once_and_the_rest_still_goes(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=ADMINS) as h:
         card = await approved_run(h)
         # Slack refuses the card's next edit and the next post in its channel (the thread's "started"),
         # as it would a section over 3,000 characters: no retry can fix that.
@@ -79,7 +88,7 @@ async def test_messages_slack_refuses_are_set_aside_at_once_and_the_rest_still_g
         await h.bot.engine.tick()
         await h.deliver()  # the edit is refused: nothing sent, so deliver once more for "started"
         await h.deliver()
-        refused = set_aside(tmp_path)
+        refused = await set_aside(h.bot.store)
         assert sorted(error or "" for _, error in refused) == ["invalid_arguments", "invalid_blocks"]
         await h.driver.slash_command(REQUESTER, "cancel 1 wrong model")
         await run_until_idle(h.bot.engine, h.bot.store)
@@ -99,8 +108,10 @@ async def test_messages_slack_refuses_are_set_aside_at_once_and_the_rest_still_g
         assert "set aside" not in card_text(h.standin.home(REQUESTER) or {})
 
 
-async def test_a_card_that_cannot_be_rendered_never_blocks_later_messages(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=ADMINS) as h:
+async def test_a_card_that_cannot_be_rendered_never_blocks_later_messages(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=ADMINS) as h:
         await approved_run(h)
         # The reported case: a 3,200-character reason made the card unrenderable and every later
         # delivery failed on it, across restarts.
@@ -110,27 +121,47 @@ async def test_a_card_that_cannot_be_rendered_never_blocks_later_messages(tmp_pa
 
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_debug")
         await h.bot.inflight.wait_idle()
-        with sqlite3.connect(tmp_path / "bot.db") as db:  # a row whose rendering raises, whatever the text
-            db.execute("update run_requests set spec_json = '{\"broken' where id = 2")
+        async with h.bot.store.write() as session:  # a row whose rendering raises, whatever the text
+            await session.execute(update(RunRequest).where(RunRequest.id == 2).values(spec_json='{"broken'))
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
         await h.driver.slash_command(OUTSIDER, "help")
         await h.deliver()
 
         assert "CSB run request #3" in card_text(h.last_card())
         assert h.ephemeral_texts(OUTSIDER), "the help reply was not delivered"
-        errors = dict(set_aside(tmp_path))
+        errors = dict(await set_aside(h.bot.store))
         assert (errors.get("card:2") or "").startswith("cannot render: ValidationError"), errors
 
 
 # -- a post whose sent mark is lost is looked for, not posted again ------------------------------------
 
-DISK_FULL = """
-CREATE TRIGGER sent_mark_fails BEFORE UPDATE OF state ON outbox WHEN NEW.state = 'sent'
-BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
-CREATE TRIGGER card_ts_fails BEFORE UPDATE OF card_ts ON run_requests
-BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
-"""
-DISK_FREED = "DROP TRIGGER sent_mark_fails; DROP TRIGGER card_ts_fails;"
+SQLITE_DISK_FULL = [
+    """CREATE TRIGGER sent_mark_fails BEFORE UPDATE OF state ON outbox WHEN NEW.state = 'sent'
+    BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END""",
+    """CREATE TRIGGER card_ts_fails BEFORE UPDATE OF card_ts ON run_requests
+    BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END""",
+]
+SQLITE_DISK_FREED = ["DROP TRIGGER sent_mark_fails", "DROP TRIGGER card_ts_fails"]
+POSTGRES_DISK_FULL = [
+    """CREATE OR REPLACE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = '53100'; END $$""",
+    """CREATE TRIGGER sent_mark_fails BEFORE UPDATE OF state ON outbox
+    FOR EACH ROW WHEN (NEW.state::text = 'sent') EXECUTE FUNCTION disk_full()""",
+    """CREATE TRIGGER card_ts_fails BEFORE UPDATE OF card_ts ON run_requests
+    FOR EACH ROW EXECUTE FUNCTION disk_full()""",
+]
+POSTGRES_DISK_FREED = ["DROP TRIGGER sent_mark_fails ON outbox", "DROP TRIGGER card_ts_fails ON run_requests"]
+
+
+async def disk_full(store: Store, full: bool) -> None:
+    """Make the sent mark and the card's ts unwritable (`full`), as a full disk would, or writable again."""
+    if store.engine.dialect.name == "sqlite":
+        statements = SQLITE_DISK_FULL if full else SQLITE_DISK_FREED
+    else:
+        statements = POSTGRES_DISK_FULL if full else POSTGRES_DISK_FREED
+    async with store.write() as session:
+        for statement in statements:
+            await session.execute(text(statement))
 
 
 def restarted_notifier(h: Harness) -> Notifier:
@@ -148,10 +179,9 @@ def restarted_notifier(h: Harness) -> Notifier:
     )
 
 
-async def test_a_post_whose_sent_mark_cannot_be_written_is_posted_once(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            db.executescript(DISK_FULL)
+async def test_a_post_whose_sent_mark_cannot_be_written_is_posted_once(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+        await disk_full(h.bot.store, True)
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
         await h.bot.inflight.wait_idle()
         for _ in range(3):  # Slack takes the card; the bot cannot record that it did
@@ -159,21 +189,18 @@ async def test_a_post_whose_sent_mark_cannot_be_written_is_posted_once(tmp_path:
         restarted = restarted_notifier(h)
         for _ in range(3):
             await restarted.deliver()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            db.executescript(DISK_FREED)
+        assert await card_ts(h.bot.store) is None and h.standin.messages(CHANNEL)  # posted, not marked
+        await disk_full(h.bot.store, False)
         await restarted.deliver()
         assert keys_posted(h) == ["card:1"]
         card = h.last_card()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            (card_ts,) = db.execute("select card_ts from run_requests where id = 1").fetchone()
-        assert card_ts == card["ts"]
+        assert await card_ts(h.bot.store) == card["ts"]
 
         # Thread replies too: approved, then cancelled, while no sent mark can be written.
         await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")
         await h.bot.inflight.wait_idle()
         await restarted.deliver()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            db.executescript(DISK_FULL)
+        await disk_full(h.bot.store, True)
         await h.driver.slash_command(REQUESTER, "cancel 1 wrong model")
         await h.bot.inflight.wait_idle()
         for _ in range(4):
@@ -181,8 +208,7 @@ async def test_a_post_whose_sent_mark_cannot_be_written_is_posted_once(tmp_path:
         again = restarted_notifier(h)
         for _ in range(4):
             await again.deliver()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            db.executescript(DISK_FREED)
+        await disk_full(h.bot.store, False)
         for _ in range(4):
             await again.deliver()
         card_key, *replies = keys_posted(h)
@@ -193,24 +219,24 @@ async def test_a_post_whose_sent_mark_cannot_be_written_is_posted_once(tmp_path:
 # -- a malformed answer is a failed call -----------------------------------------------------------------
 
 
-async def test_an_answer_without_ts_is_retried_and_the_card_never_stores_none(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_an_answer_without_ts_is_retried_and_the_card_never_stores_none(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         h.standin.answer_badly("chat.postMessage", "no_ts", after_store=True)
         h.standin.answer_badly("chat.postMessage", "no_ts", after_store=False)
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
         await settle(h)
         assert keys_posted(h) == ["card:1"]
         card = h.last_card()
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            (card_ts,) = db.execute("select card_ts from run_requests where id = 1").fetchone()
-        assert card_ts == card["ts"]
+        assert await card_ts(h.bot.store) == card["ts"]
         await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")
         await h.deliver()
         assert "Approved" in card_text(h.standin.message(CHANNEL, card["ts"]) or {})
 
 
-async def test_a_page_instead_of_json_is_a_failed_call_and_retried(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_a_page_instead_of_json_is_a_failed_call_and_retried(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         h.standin.answer_badly("chat.postMessage", "html", after_store=False)
         h.standin.answer_badly("chat.postMessage", "text", after_store=True)
         h.standin.answer_badly("chat.update", "text", after_store=False)
@@ -219,10 +245,8 @@ async def test_a_page_instead_of_json_is_a_failed_call_and_retried(tmp_path: Pat
         await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")
         await settle(h)
         assert "Approved" in card_text(h.standin.message(CHANNEL, card["ts"]) or {})
-        assert set_aside(tmp_path) == []
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            (card_ts,) = db.execute("select card_ts from run_requests where id = 1").fetchone()
-        assert card_ts == card["ts"]
+        assert await set_aside(h.bot.store) == []
+        assert await card_ts(h.bot.store) == card["ts"]
 
 
 async def request_card_through(h: Harness, text: str) -> dict[str, Any]:
@@ -265,8 +289,8 @@ async def test_a_pause_is_told_after_the_start(tmp_path: Path, monkeypatch: pyte
         assert started and paused and started[0] < paused[0], texts
 
 
-async def test_a_reply_set_aside_never_holds_up_its_thread(tmp_path: Path) -> None:
-    async with running_bot(tmp_path) as h:
+async def test_a_reply_set_aside_never_holds_up_its_thread(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         await h.bot.engine.tick()
         h.standin.refuse("chat.postMessage", "msg_too_long", channel=CHANNEL)  # "started" is refused
@@ -274,7 +298,7 @@ async def test_a_reply_set_aside_never_holds_up_its_thread(tmp_path: Path) -> No
         await h.run_lanes()
         texts = thread_texts(h, card)
         assert not any("started" in t for t in texts) and "MCP-only wins" in texts[-1], texts
-        assert [target for target, _ in set_aside(tmp_path)] == ["milestone:1:started"]
+        assert [target for target, _ in await set_aside(h.bot.store)] == ["milestone:1:started"]
 
 
 # -- a slow call holds up only its own conversation -----------------------------------------------------
@@ -310,20 +334,20 @@ async def test_a_hanging_call_in_one_channel_does_not_delay_another_channel(tmp_
         assert keys_posted(h) == ["card:1"]
 
 
-async def test_a_call_that_hangs_times_out_and_its_message_is_not_doubled(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, slack_timeout=2.0) as h:
+async def test_a_call_that_hangs_times_out_and_its_message_is_not_doubled(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url, slack_timeout=2.0) as h:
         hold = h.standin.hold("chat.postMessage", channel=CHANNEL)
         await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
         await h.bot.inflight.wait_idle()
         try:
             assert await asyncio.wait_for(h.bot.notifier.deliver(), BOUND) == 0  # timed out, held for retry
-            (row,) = [r for r in outbox_rows(tmp_path) if r[0] == "card:1"]
+            (row,) = [r for r in await outbox_rows(h.bot.store) if r[0] == "card:1"]
             assert row[1] == "pending" and "Timeout" in (row[2] or ""), row
         finally:
             hold.release()  # Slack stores the post after all, as it may after a timeout
         await wait_for(lambda: h.standin.messages(CHANNEL) != [], "the held post to land")
         await settle(h)
         assert keys_posted(h) == ["card:1"]
-        with sqlite3.connect(tmp_path / "bot.db") as db:
-            (card_ts,) = db.execute("select card_ts from run_requests where id = 1").fetchone()
-        assert card_ts == h.last_card()["ts"]
+        assert await card_ts(h.bot.store) == h.last_card()["ts"]

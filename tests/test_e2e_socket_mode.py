@@ -1,6 +1,6 @@
 """End to end over Socket Mode: the bot as a real process (`csb-bot serve` with SLACK_APP_TOKEN), the
 Slack stand-in in the test delivering envelopes on the bot's WebSocket and receiving its Web API calls,
-a real SQLite file and the example bench's Harbor stand-in.
+a real database (SQLite; the two-process test on PostgreSQL too) and the example bench's Harbor stand-in.
 
 The same scenarios as over HTTP (run, Edit, Approve, lanes, report; Cancel through its modal), then what
 only Socket Mode has: acks measured against Slack's 3 s, a `refresh_requested` disconnect and abrupt
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from bot_process import REPORT, BotProcess, World, every_lane_ran_once, world
 from harness import CHANNEL, SECRET
-from sqlalchemy import func, select
+from store_reads import request_count
 from test_e2e_gate import prefilled_values
 from test_e2e_run import card_text
 from waiting import until
@@ -29,7 +29,6 @@ from bot.playground import APPROVER, REQUESTER, SlackDriver
 from bot.playground.envelopes import CONNECTION_LOST, TIMEOUT
 from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
 from bot.store import approvals
-from bot.store.models import RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +37,10 @@ ACK_LIMIT_SECONDS = 3.0
 
 
 @asynccontextmanager
-async def socket_world(tmp_path: Path) -> AsyncIterator[World]:
-    """test_restart's world of bot processes on one SQLite file, with Socket Mode on for the app."""
-    async with world(tmp_path, f"sqlite:///{tmp_path / 'bot.db'}") as w:
+async def socket_world(tmp_path: Path, db_url: str | None = None) -> AsyncIterator[World]:
+    """test_restart's world of bot processes on one database (by default a SQLite file), with Socket
+    Mode on for the app."""
+    async with world(tmp_path, db_url or f"sqlite:///{tmp_path / 'bot.db'}") as w:
         w.standin.socket_mode.app_token = APP_TOKEN
         w.env["SLACK_APP_TOKEN"] = APP_TOKEN
         yield w
@@ -80,11 +80,6 @@ def acks_in_time(w: World) -> list[float]:
     seconds = [ack.seconds for ack in w.standin.socket_mode.acks if ack.attempts == 1]
     assert seconds and max(seconds) < ACK_LIMIT_SECONDS, seconds
     return seconds
-
-
-async def request_count(w: World) -> int:
-    async with w.store.read() as session:
-        return int((await session.execute(select(func.count()).select_from(RunRequest))).scalar_one())
 
 
 async def test_run_edit_approve_lanes_and_report_over_socket_mode(tmp_path: Path) -> None:
@@ -190,7 +185,7 @@ async def test_refresh_and_drops_mid_run_lose_nothing_and_do_nothing_twice(tmp_p
         await until(lambda: reports(w, card), "the report in the card's thread")
         await until(lambda: len(_status_replies(w)) >= 2, "both status replies")
         assert len(_status_replies(w)) == 2, _status_replies(w)
-        assert len(cards(w)) == 1 and len(reports(w, card)) == 1 and await request_count(w) == 1
+        assert len(cards(w)) == 1 and len(reports(w, card)) == 1 and await request_count(w.store) == 1
         async with w.store.read() as session:
             assert await approvals.approvers(session, 1, 1) == [APPROVER]
         assert len(await w.run_states()) == 1
@@ -203,8 +198,12 @@ def _status_replies(w: World) -> list[dict[str, Any]]:
     return [e for e in w.standin.ephemerals(REQUESTER) if "#1" in json.dumps(e)]
 
 
-async def test_two_bots_each_holding_a_connection_handle_every_envelope_once(tmp_path: Path) -> None:
-    async with socket_world(tmp_path) as w, users(w) as slack:
+async def test_two_bots_each_holding_a_connection_handle_every_envelope_once(
+    tmp_path: Path, db_url: str
+) -> None:
+    """On one SQLite file and on one PostgreSQL database: whichever process an envelope reaches, the
+    request is made once, and an envelope sent again to the other process is acked, not acted on."""
+    async with socket_world(tmp_path, db_url) as w, users(w) as slack:
         await asyncio.gather(w.start_bot(), w.start_bot())
         await w.standin.socket_mode.wait_for_connections(2)
         for _ in range(3):
@@ -217,7 +216,7 @@ async def test_two_bots_each_holding_a_connection_handle_every_envelope_once(tmp
         assert len({d.connection for d in deliveries}) == 2  # both processes took envelopes
         assert [d.retry_attempt for d in deliveries] == [0, 0, 0, 0, 1]
         assert deliveries[-1].connection != deliveries[-2].connection  # the retry went to the other bot
-        assert await request_count(w) == 4 and len(cards(w)) == 4
+        assert await request_count(w.store) == 4 and len(cards(w)) == 4
         assert all(bot.proc.poll() is None for bot in w.bots)
         acks_in_time(w)
 

@@ -8,9 +8,10 @@ import logging
 import re
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from bot.domain.errors import PolicyError, UserInputError
-from bot.slack.errors import BUSY, answering
+from bot.slack.errors import AWAY, BUSY, answering
 
 
 class Replies:
@@ -70,13 +71,17 @@ async def test_an_unexpected_error_says_a_ref_and_logs_its_traceback(
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 
 
-async def test_a_database_that_is_away_is_answered_by_the_busy_reply() -> None:
+async def test_a_database_away_or_locked_is_answered_on_the_busy_path_with_its_own_line() -> None:
+    """Away (unreachable): "try again in a minute"; locked past the wait: "busy, try again in a moment"."""
     replies = Replies()
     away = ConnectionError("database unreachable")
+    locked = OperationalError("delete", {}, Exception("database is locked"))
     await answering(raising(away), replies.reply, when_busy=replies.when_busy)
-    assert replies.busy == [BUSY] and replies.sent == []
+    await answering(raising(locked), replies.reply, when_busy=replies.when_busy)
+    assert replies.busy == [AWAY, BUSY] and replies.sent == []
     await answering(raising(away), replies.reply)  # no busy path given: the usual reply
-    assert replies.sent == [BUSY]
+    assert replies.sent == [AWAY]
+    assert "unavailable, try again in a minute" in AWAY and "busy" in BUSY and "in a moment" in BUSY
 
 
 async def test_the_caller_may_add_to_the_words() -> None:

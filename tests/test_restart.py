@@ -167,7 +167,7 @@ async def test_the_database_away_mid_run_stops_nothing_for_good(
                 assert asyncio.get_running_loop().time() - started < 3.0
 
             def told_to_retry() -> bool:
-                return any("try again" in str(reply) for reply in w.standin.ephemerals(REQUESTER))
+                return any("try again in a minute" in str(reply) for reply in w.standin.ephemerals(REQUESTER))
 
             await until(told_to_retry, "the reply that the database is away")
             postgres.restart()

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from interleave import overlapping_writes
 from sqlalchemy import text
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store import approvals, audit, requests
-from bot.store.availability import DATABASE_ERRORS, unavailable
+from bot.store.availability import DATABASE_ERRORS, Outage, outage, unavailable
 from bot.store.db import Store
 from bot.store.models import RequestState, RunRequest
 
@@ -95,6 +95,36 @@ def test_every_error_unavailable_accepts_is_a_database_error() -> None:
     ]
     assert all(unavailable(exc) and isinstance(exc, DATABASE_ERRORS) for exc in away)
     assert not isinstance(ValueError("a bug"), DATABASE_ERRORS)
+
+
+class _PgError(Exception):
+    """What asyncpg raises: its SQLSTATE in `sqlstate`."""
+
+    def __init__(self, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+def test_busy_and_away_are_told_apart() -> None:
+    """A lock or a full pool is busy (a moment); a database that cannot be reached is away (a minute)."""
+    busy = [
+        OperationalError("delete", {}, Exception("database is locked")),
+        PoolTimeout("QueuePool limit of size 5 overflow 10 reached, connection timed out"),
+        DBAPIError("update", {}, _PgError("55P03", "canceling statement due to lock timeout")),
+        DBAPIError("select 1", {}, _PgError("53300", "sorry, too many clients already")),
+    ]
+    away = [
+        ConnectionRefusedError(111, "Connect call failed"),
+        TimeoutError(),
+        InterfaceError("select 1", {}, Exception("connection is closed")),
+        DBAPIError("select 1", {}, _PgError("57P01", "terminating connection due to administrator command")),
+        DBAPIError("select 1", {}, _PgError("57P03", "the database system is starting up")),
+        DBAPIError("select 1", {}, _PgError("55000", 'database "t1" is not currently accepting connections')),
+        OperationalError("select 1", {}, Exception("unable to open database file")),
+    ]
+    assert [outage(exc) for exc in busy] == [Outage.BUSY] * len(busy)
+    assert [outage(exc) for exc in away] == [Outage.AWAY] * len(away)
+    assert outage(DBAPIError("select", {}, _PgError("42P01", 'relation "nope" does not exist'))) is None
 
 
 async def test_a_double_click_reaching_two_processes_counts_once(db_url: str) -> None:

@@ -13,11 +13,23 @@ from typing import TypeVar
 
 from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
 from bot.domain.mrkdwn import escape
-from bot.store.availability import unavailable
+from bot.store.availability import Outage, outage, unavailable
 
 log = logging.getLogger(__name__)
 
-BUSY = ":hourglass: The bot is busy (its database did not answer in time); try again in a moment."
+# A lock held by other work (or every pooled connection in use) clears in a moment; a database that
+# cannot be reached (refused, restarting, cut off) takes longer, and saying so spares a person retrying.
+BUSY = ":hourglass: Database busy, try again in a moment."
+AWAY = ":hourglass: Database unavailable, try again in a minute."
+
+
+def outage_line(exc: BaseException) -> str | None:
+    """The one line for a database that is busy (BUSY) or away (AWAY); None for any other error."""
+    kind = outage(exc)
+    if kind is None:
+        return None
+    log.warning("database %s: %s", "busy" if kind is Outage.BUSY else "unavailable", exc)
+    return BUSY if kind is Outage.BUSY else AWAY
 
 
 def describe(exc: BaseException) -> str:
@@ -28,9 +40,9 @@ def describe(exc: BaseException) -> str:
         return f"{message}\n{_usage(escape(exc.hint))}" if exc.hint else message
     if isinstance(exc, PolicyError):
         return f":no_entry: {exc}"
-    if unavailable(exc):
-        log.warning("database unavailable: %s", exc)
-        return BUSY
+    line = outage_line(exc)
+    if line is not None:
+        return line
     if isinstance(exc, InfraError):
         ref = _ref()
         log.error("infrastructure error ref=%s: %s", ref, exc)
@@ -74,18 +86,19 @@ async def answering(
 T = TypeVar("T")
 
 
-async def unless_busy(work: Callable[[], Awaitable[T]], when_busy: Callable[[], Awaitable[T]]) -> T:
-    """`work`'s result, or `when_busy`'s when the database is locked or away; other errors go on up.
+async def unless_busy(work: Callable[[], Awaitable[T]], when_busy: Callable[[str], Awaitable[T]]) -> T:
+    """`work`'s result, or `when_busy`'s given the line to show when the database is locked or away;
+    other errors go on up.
 
     For answers that must not go through the database, as a modal's submit needs (no response_url).
     """
     try:
         return await work()
     except Exception as exc:
-        if not unavailable(exc):
+        line = outage_line(exc)
+        if line is None:
             raise
-        log.warning("database unavailable: %s", exc)
-        return await when_busy()
+        return await when_busy(line)
 
 
 def _usage(hint: str) -> str:

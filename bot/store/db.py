@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 _WRITE = "csb_write"
 PING_TIMEOUT_SEC = 2.0
+# The longest one statement may take on PostgreSQL (see `_pool_options`); the bot's own take milliseconds.
+COMMAND_TIMEOUT_SEC = 10.0
+LOCK_TIMEOUT_SHARE = 0.8  # of that deadline, the longest wait for a lock (SQLite's busy timeout is 10 s)
 
 
 _ASYNC_DRIVERS = {
@@ -78,17 +81,38 @@ def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
 
 def _pool_options(url: str) -> dict[str, Any]:
     """PostgreSQL: a bounded pool whose connections are tested before use, so a database that restarted
-    costs one failed ping, not a failed request; a connect that hangs gives up in 2 s, inside Slack's 3."""
-    if make_url(url).get_backend_name() != "postgresql":
+    costs one failed ping, not a failed request; a connect that hangs gives up in 2 s, inside Slack's 3.
+
+    Every statement (the ping too) has a deadline, `COMMAND_TIMEOUT_SEC` unless the URL names its own
+    `command_timeout`: a server that stops answering on open connections (a network cut, a frozen host)
+    would otherwise hold each of them for good, and with them the whole pool. At the deadline the
+    statement fails as "unavailable" and its connection is thrown away, so the pool mends itself.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
         return {}
+    deadline = _seconds(parsed.query.get("command_timeout"), COMMAND_TIMEOUT_SEC)
+    # A lock held by other work is given up before the deadline, as PostgreSQL's "lock timeout" (busy),
+    # not taken for a server that stopped answering (unavailable).
+    lock_ms = int(LOCK_TIMEOUT_SHARE * deadline * 1000)
+    connect_args: dict[str, Any] = {"timeout": 2, "server_settings": {"lock_timeout": str(lock_ms)}}
+    if "command_timeout" not in parsed.query:  # the URL's own, when given, reaches asyncpg as it is
+        connect_args["command_timeout"] = deadline
     return {
         "pool_size": 5,
         "max_overflow": 10,
         "pool_timeout": 10,
         "pool_pre_ping": True,
         "pool_recycle": 1800,
-        "connect_args": {"timeout": 2},
+        "connect_args": connect_args,
     }
+
+
+def _seconds(given: object, default: float) -> float:
+    try:
+        return float(given) if isinstance(given, str) else default
+    except ValueError:
+        return default
 
 
 class Store:

@@ -12,7 +12,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck
 
 from bot.services.replays import ReplayGuard
-from bot.slack.errors import BUSY, unless_busy
+from bot.slack.errors import unless_busy
 from bot.slack.inflight import InFlight
 from bot.slack.notifier import Notifier
 
@@ -51,12 +51,12 @@ class Prologue:
         """A modal's submit: `check` (a quick read) keeps the modal open with its errors, else as `run`,
         once per submit however often Slack (or anyone holding the signed body) sends it again.
 
-        A database too busy for `check` keeps the modal open with the busy line, the person's input
-        intact; one too busy for the work, found after the ack, is answered in their DM.
+        A database too busy (or away) for `check` keeps the modal open with the line saying so, the
+        person's input intact; one too busy for the work, found after the ack, is answered in their DM.
         """
 
-        async def busy() -> dict[str, str] | None:
-            return busy_errors(body)
+        async def busy(line: str) -> dict[str, str] | None:
+            return busy_errors(body, line)
 
         async with self._inflight.track():
             errors = await unless_busy(check, busy)
@@ -74,7 +74,7 @@ class Prologue:
             if await self._replays.first_submission(user_id, body.get("view") or {}):
                 await work()
 
-        await unless_busy(first_time_only, lambda: self._direct(user_id, BUSY))
+        await unless_busy(first_time_only, lambda line: self._direct(user_id, line))
 
     async def _first(self, body: dict[str, Any]) -> bool:
         delivery = delivery_id(body)
@@ -94,11 +94,12 @@ class Prologue:
                 await work()
 
 
-def busy_errors(body: dict[str, Any]) -> dict[str, str]:
-    """The busy line under the modal's first input: Slack shows `errors` only under an input block."""
+def busy_errors(body: dict[str, Any], line: str) -> dict[str, str]:
+    """The busy (or away) line under the modal's first input: Slack shows `errors` only under an
+    input block."""
     blocks = (body.get("view") or {}).get("blocks") or []
     inputs = [b.get("block_id") for b in blocks if b.get("type") == "input" and b.get("block_id")]
-    return {str(inputs[0]): BUSY} if inputs else {}
+    return {str(inputs[0]): line} if inputs else {}
 
 
 def sender(body: dict[str, Any]) -> str:
