@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -69,16 +70,17 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url
         old = kit.engine
         await old.tick()  # pairs 0 and 1 start
         queued = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.QUEUED]
+        lost = f"lost.{uuid.uuid4().hex[:16]}"  # unique, as the engine's markers are: the copy is in the shared tmp
         async with kit.store.write() as session:  # the old bot died right after claiming pair 2
             for lane in queued:
                 assert await lanes.claim_lane(
-                    session, lane.id or 0, now=kit.clock.now(), account="x", host=this_host(), marker="lost"
+                    session, lane.id or 0, now=kit.clock.now(), account="x", host=this_host(), marker=lost
                 )
         while old.executor.running_count > 1:  # everything but the hanging lane ends while it is down
             await old.executor.wait_any()
 
         # The lost MCP lane's task copy, had the old bot made it: not needed by its retry.
-        stale = copy_path("mcp", "mcp-remote-direct", "lru-cache-eviction-debug-001", "lost")
+        stale = copy_path("mcp", "mcp-remote-direct", "lru-cache-eviction-debug-001", lost)
         (stale / "environment").mkdir(parents=True)
         new = kit.new_engine()
         kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
