@@ -70,7 +70,8 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url
         old = kit.engine
         await old.tick()  # pairs 0 and 1 start
         queued = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.QUEUED]
-        lost = f"lost.{uuid.uuid4().hex[:16]}"  # unique, as the engine's markers are: the copy is in the shared tmp
+        # Unique, as the engine's markers are: the task copy it names is in the shared tmp folder.
+        lost = f"lost.{uuid.uuid4().hex[:16]}"
         async with kit.store.write() as session:  # the old bot died right after claiming pair 2
             for lane in queued:
                 assert await lanes.claim_lane(
