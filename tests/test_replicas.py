@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +64,16 @@ async def test_card_edits_keep_one_budget_when_the_timers_change_hands(tmp_path:
         await until(lambda: card_edits(w, card_ts), "the holder to edit the card")
         hold = w.standin.hold("chat.update", channel=CHANNEL)
         await asyncio.wait_for(hold.arrived.wait(), 60)  # the holder's next edit is under way
+        held_at, held = time.time(), len(card_edits(w, card_ts))  # when it reached Slack; its place
         holder.kill()
         hold.release()  # Slack takes the edit the dead process had sent
         await until(lambda: len(card_edits(w, card_ts)) >= 3, "the holder's last edit and one more")
         await until(w.finished, "the run to finish")
         edits = card_edits(w, card_ts)
+        # The dead one's edit counts from when it reached Slack (a moment after it claimed its turn), not
+        # from when this test let Slack answer it: the kill in between takes seconds on a loaded machine.
+        edits[held] = held_at
         gaps = [later - earlier for earlier, later in itertools.pairwise(edits)]
-        # The dead one's edit counts from when it claimed it, a moment before Slack took it.
         assert min(gaps) >= CARD_SECONDS - 0.3, gaps
         await every_lane_ran_once(w)
         assert (await w.lease_pid()) == other.proc.pid
