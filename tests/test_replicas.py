@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bot_process import BotProcess, World, every_lane_ran_once, request_and_approve, world
+from bot_process import CONFIG, BotProcess, World, every_lane_ran_once, request_and_approve, world
 from harness import CHANNEL, SECRET
 from store_reads import all_requests, all_runs, audit_actions
 from waiting import until
@@ -26,17 +26,7 @@ from bot.playground.driver import FORM
 pytestmark = pytest.mark.slow
 
 CARD_SECONDS = 3.0
-PACED = f"""
-[engine]
-tick_seconds = 0.1
-default_parallel = 4
-lease_ttl_sec = 30
-retry_backoff_sec = 1
-
-[notifier]
-tick_seconds = 0.1
-card_update_seconds = {CARD_SECONDS}
-"""
+PACED = CONFIG + f"card_update_seconds = {CARD_SECONDS}\n"  # the bot-process config, edits paced
 
 
 async def holder_and_other(w: World) -> tuple[BotProcess, BotProcess]:
