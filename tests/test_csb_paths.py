@@ -13,7 +13,7 @@ from harness import CHANNEL, running_bot
 from store_reads import request_count
 from test_e2e_run import card_text, labels
 
-from bot.csb.paths import inside, lane_path, run_folder
+from bot.csb.paths import LaunchPaths, inside, lane_path, run_folder
 from bot.csb.task_copy import SG_ONLY, copy_path, lane_task_path, remove_copy
 from bot.domain.errors import InfraError
 from bot.domain.spec import LaneRole
@@ -55,14 +55,15 @@ def test_a_task_folder_outside_the_checkout_is_not_copied(tmp_path: Path) -> Non
     repo, victim = _checkout(tmp_path)
     copy = copy_path(LaneRole.MCP, "mcp-remote-direct", "victim", "marker", root=tmp_path / "copies")
     with pytest.raises(InfraError, match="refused"):
-        lane_task_path(repo, "../victim", LaneRole.MCP, "mcp-remote-direct", copy)
+        lane_task_path(LaunchPaths(repo), "../victim", LaneRole.MCP, "mcp-remote-direct", copy)
     assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
 
 
 def test_the_ordinary_copy_swaps_in_the_variant(tmp_path: Path) -> None:
     repo, _ = _checkout(tmp_path)
     copy = copy_path(LaneRole.MCP, "mcp-remote-direct", "t", "marker", root=tmp_path / "copies")
-    assert lane_task_path(repo, "benchmarks/tasks/s/t", LaneRole.MCP, "mcp-remote-direct", copy) == str(copy)
+    paths = LaunchPaths(repo)
+    assert lane_task_path(paths, "benchmarks/tasks/s/t", LaneRole.MCP, "mcp-remote-direct", copy) == str(copy)
     assert (copy / "environment" / "Dockerfile").read_text() == "FROM scratch\n"
     assert (repo / "benchmarks/tasks/s/t/environment/Dockerfile").read_text() == "FROM ubuntu\n"
 
@@ -94,6 +95,27 @@ def test_inside_allows_only_strictly_inside(tmp_path: Path) -> None:
         with pytest.raises(InfraError):
             inside(tmp_path, path)
     assert lane_path(tmp_path, LANE_DIR, f"{LANE_DIR}/x.log").name == "x.log"
+
+
+def test_a_launch_batch_checks_each_lane_path_though_it_resolves_shared_folders_once(tmp_path: Path) -> None:
+    """A batch resolves the checkout and a run folder once; a lane's own path is resolved when asked
+    for, so a symlink out made after the batch began is still refused."""
+    repo, victim = _checkout(tmp_path)
+    (repo / LANE_DIR).mkdir(parents=True)
+    paths = LaunchPaths(repo)
+    assert paths.lane_path(LANE_DIR, f"{LANE_DIR}/a.log") == (repo / LANE_DIR / "a.log").resolve()
+    assert paths.task_folder("benchmarks/tasks/s/t") == (repo / "benchmarks/tasks/s/t").resolve()
+    (repo / LANE_DIR / "b.log").symlink_to(victim / "precious.txt")
+    (repo / "benchmarks/tasks/s/u").symlink_to(victim)
+    for refused in (
+        lambda: paths.lane_path(LANE_DIR, f"{LANE_DIR}/b.log"),
+        lambda: paths.lane_path(LANE_DIR, f"{LANE_DIR}/../../../../../victim/x.log"),
+        lambda: paths.lane_path("runs/staging/r/../../..", "runs/x.log"),
+        lambda: paths.task_folder("benchmarks/tasks/s/u"),
+        lambda: paths.task_folder("../victim"),
+    ):
+        with pytest.raises(InfraError, match="refused"):
+            refused()
 
 
 async def test_a_suite_file_with_a_hostile_entry_is_refused_with_the_entry_named(tmp_path: Path) -> None:

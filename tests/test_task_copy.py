@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.csb.paths import LaunchPaths
 from bot.csb.task_copy import copy_path, lane_task_path, lane_variant, remove_copy, variant_problems
 from bot.csb.task_file import harbor_budget
 
@@ -51,10 +52,11 @@ def test_the_copy_is_named_as_mktemp_names_it_lower_cased_and_swaps_the_variant(
     assert re.fullmatch(r"mcp_task-001_[0-9a-f]{6}", copy.name)
     assert copy == copy_path("mcp", "mcp-remote-direct", "Task-001", "7.abc", root=tmp_path / "tmp")  # again
     (tmp_path / "tmp").mkdir()
-    assert lane_task_path(tmp_path, task, "mcp", "mcp-remote-direct", copy) == str(copy)
+    assert lane_task_path(LaunchPaths(tmp_path), task, "mcp", "mcp-remote-direct", copy) == str(copy)
     assert (copy / "environment" / "Dockerfile").read_text() == "FROM x # Dockerfile.sg_only\n"
     assert (copy / "instruction.md").is_file()
-    assert lane_task_path(tmp_path, task, "baseline", "baseline-local-direct", copy) == task  # the original
+    original = lane_task_path(LaunchPaths(tmp_path), task, "baseline", "baseline-local-direct", copy)
+    assert original == task  # the original
     remove_copy(copy)
     assert not copy.exists()
     remove_copy(tmp_path)  # never anything not named as a copy

@@ -17,7 +17,11 @@ RUNS_DIR = "runs"
 
 def inside(root: Path, path: Path) -> Path:
     """`path` resolved, when it lies strictly inside `root` (resolved too); InfraError otherwise."""
-    base = root.resolve()
+    return _within(root.resolve(), path, root)
+
+
+def _within(base: Path, path: Path, root: Path) -> Path:
+    """`inside` for a `root` already resolved as `base`."""
     resolved = path.resolve()
     if resolved == base or not resolved.is_relative_to(base):
         raise InfraError(f"refused to write `{path}`: it leaves `{root}`")
@@ -41,3 +45,31 @@ def run_folder(repo: Path, jobs_dir: str) -> Path:
 def lane_path(repo: Path, jobs_dir: str, path: Path | str) -> Path:
     """A path a lane's files go to (relative to the checkout or absolute), checked against its run folder."""
     return inside(run_folder(repo, jobs_dir), repo / path)
+
+
+class LaunchPaths:
+    """The checks above for one batch of lane launches, each shared folder resolved once.
+
+    Resolving follows every component with an `lstat`: a launch of thirty lanes resolved the checkout and
+    the same few run folders some two hundred times, between lanes ending and their slots filling again.
+    Each lane's own path is still resolved when it is asked for, right before its use; only folders that
+    every lane of the batch shares are resolved once, moments before. Use one per batch, never longer.
+    """
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._checkout: Path | None = None
+        self._run_folders: dict[str, Path] = {}
+
+    def task_folder(self, task_path: str) -> Path:
+        """A task folder, resolved, when it lies inside the checkout (as `inside(repo, repo / task_path)`)."""
+        if self._checkout is None:
+            self._checkout = self.repo.resolve()
+        return _within(self._checkout, self.repo / task_path, self.repo)
+
+    def lane_path(self, jobs_dir: str, path: Path | str) -> Path:
+        """As `lane_path(repo, jobs_dir, path)`."""
+        folder = self._run_folders.get(jobs_dir)
+        if folder is None:
+            folder = self._run_folders[jobs_dir] = run_folder(self.repo, jobs_dir)
+        return _within(folder, self.repo / path, folder)

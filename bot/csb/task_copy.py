@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.csb.paths import inside
+from bot.csb.paths import LaunchPaths
 from bot.domain.errors import InfraError
 from bot.domain.spec import LaneRole
 
@@ -79,14 +79,14 @@ def copy_path(role: LaneRole | str, config: str, task_id: str, marker: str, root
     return base / name
 
 
-def lane_task_path(repo: Path, task_path: str, role: LaneRole | str, config: str, copy: Path) -> str:
+def lane_task_path(paths: LaunchPaths, task_path: str, role: LaneRole | str, config: str, copy: Path) -> str:
     """The `--path` of the lane: a fresh copy at `copy` with the variant swapped in, or the task folder.
 
     A variant that is missing at launch (it was present at approval) leaves the task as it is, as the
     harness does after its warning; the agent then sees the task's own Dockerfile.
     """
     variant = lane_variant(role, config)
-    source = inside(repo, repo / task_path)  # a task folder never leads out of the checkout
+    source = paths.task_folder(task_path)  # a task folder never leads out of the checkout
     if variant.swapped is None or not (source / "environment" / variant.swapped).is_file():
         return task_path
     remove_copy(copy)

@@ -278,7 +278,7 @@ class Dispatcher:
         """File work before the spawns, in a worker thread: earlier attempts moved aside, task copies."""
         prepared: list[LaneLaunch | Exception] = []
         try:
-            batch = self._launcher.batch_env()
+            batch = self._launcher.batch()
         except InfraError as exc:
             return [exc for _ in claims]
         for claim in claims:

@@ -7,6 +7,7 @@ it changed); the dispatcher runs it in a worker thread.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.csb.command import LaunchConfig, job_name, lane_argv
@@ -19,7 +20,7 @@ from bot.csb.lane_env import (
     lane_env,
     sourcegraph_repos,
 )
-from bot.csb.paths import lane_path
+from bot.csb.paths import LaunchPaths
 from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path
 from bot.domain.spec import LaneRole
 from bot.engine.attempts import retire_attempt
@@ -28,22 +29,32 @@ from bot.engine.processes import MARKER_ENV
 from bot.store.models import Lane, Run
 
 
+@dataclass(frozen=True)
+class LaunchBatch:
+    """What the lanes of one launch share: their common environment and the folders their paths are
+    checked against, resolved once for the batch (see `LaunchPaths`)."""
+
+    env: Mapping[str, str]
+    paths: LaunchPaths
+
+
 class LaneLauncher:
     def __init__(self, launch: LaunchConfig) -> None:
         self._launch = launch
         self._env_local = EnvLocal(launch.repo)
 
-    def batch_env(self) -> dict[str, str]:
-        """What every lane shares; on Daytona, marked as past the cost guard's preflight, which the
-        approval gate ran for this run (its verdict is on the card; a blocking one stops approval)."""
+    def batch(self) -> LaunchBatch:
+        """What every lane of one launch shares. On Daytona the environment is marked as past the cost
+        guard's preflight, which the approval gate ran for this run (its verdict is on the card; a
+        blocking one stops approval)."""
         cfg = self._launch
         env = batch_env(cfg.base_env, cfg.repo, self._env_local.exports(cfg.base_env))
         if cfg.harbor_env.daytona:
             env["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] = "1"
-        return env
+        return LaunchBatch(env=env, paths=LaunchPaths(cfg.repo))
 
     def lane_launch(
-        self, run: Run, lane: Lane, attempt: int, home: str, marker: str, batch: Mapping[str, str]
+        self, run: Run, lane: Lane, attempt: int, home: str, marker: str, batch: LaunchBatch
     ) -> LaneLaunch:
         """The lane's argv and environment, once earlier attempts' files are aside and the task copied."""
         cfg = self._launch
@@ -51,8 +62,8 @@ class LaneLauncher:
             earlier = job_name(run.id or 0, lane.id or 0, attempt - 1)
             retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, attempt - 1, earlier)
         copy = copy_path(lane.role, lane.config, lane.task_id, marker)
-        task_path = lane_task_path(cfg.repo, lane.task_path, lane.role, lane.config, copy)
-        env = lane_env(batch, self._lane_vars(lane, home, task_path))
+        task_path = lane_task_path(batch.paths, lane.task_path, lane.role, lane.config, copy)
+        env = lane_env(batch.env, self._lane_vars(lane, home, task_path))
         env[MARKER_ENV] = marker
         job = job_name(run.id or 0, lane.id or 0, attempt)
         return LaneLaunch(
@@ -60,7 +71,7 @@ class LaneLauncher:
             argv=lane_argv(cfg, absolute(cfg.repo, task_path), run.model, lane.jobs_dir, job, env),
             cwd=cfg.repo,
             env=env,
-            log_path=lane_path(cfg.repo, lane.jobs_dir, lane.log_path),
+            log_path=batch.paths.lane_path(lane.jobs_dir, lane.log_path),
             job=job,
         )
 
