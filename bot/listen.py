@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 # Time to drain the rest of a body answered early (413, 408), so the client reads the answer, not a reset.
 _LINGER_SEC = 1.0
+# On SIGINT or SIGTERM, the longest wait for the Socket Mode client to close its connection.
+STOP_GRACE_SECONDS = 5.0
 _FULL = (
     b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n"
     b'Content-Length: 29\r\n\r\n{"error": "too many clients"}'
@@ -244,4 +246,6 @@ async def _serve(
     finally:
         for task in waits:
             task.cancel()
+        # Let them finish their own teardown (the Socket Mode client closes its WebSocket and session).
+        await asyncio.wait(waits, timeout=STOP_GRACE_SECONDS)
         await listening.close()

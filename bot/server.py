@@ -43,7 +43,7 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
             )
         yield
         if scheduler is not None:
-            scheduler.shutdown(wait=False)
+            await scheduler.stop()  # ticks under way finish first
         await bot.engine.shutdown()  # lanes run on; a successor takes the timers at once and adopts them
         await bot.inflight.wait_idle()
         await bot.store.close()

@@ -45,6 +45,7 @@ retry_backoff_sec = 1
 tick_seconds = 0.1
 """
 DEADLINE = 60.0
+STOP_WAIT = 30.0  # a bot lets the ticks under way finish before it exits (the server's grace is 20 s)
 REPORT = re.compile(r"baseline \d+/\d+")  # the report's totals line
 
 
@@ -148,14 +149,23 @@ async def world(tmp_path: Path, db_url: str, config_text: str = CONFIG) -> Async
     try:
         yield state
     finally:
-        for bot in state.bots:
-            if bot.proc.poll() is None:
-                bot.proc.terminate()
-                with suppress(subprocess.TimeoutExpired):
-                    bot.proc.wait(timeout=10)
+        await _stop_bots(state.bots)
         _kill_leftover_lanes(repo)
         await store.close()
         await server.close()
+
+
+async def _stop_bots(bots: list[BotProcess]) -> None:
+    """SIGTERM each, then wait without blocking the loop: the Slack stand-in, in this process, has to
+    answer their goodbyes (a Socket Mode client's close frame) for them to exit. SIGKILL what is left."""
+    for bot in bots:
+        if bot.proc.poll() is None:
+            bot.proc.terminate()
+    with suppress(AssertionError):
+        await until(lambda: all(bot.proc.poll() is not None for bot in bots), "the bots to stop", STOP_WAIT)
+    for bot in bots:
+        if bot.proc.poll() is None:
+            bot.kill()
 
 
 def _kill_leftover_lanes(repo: Path) -> None:

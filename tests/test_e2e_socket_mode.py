@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -111,6 +112,21 @@ async def test_run_edit_approve_lanes_and_report_over_socket_mode(tmp_path: Path
         acks_in_time(w)
         assert all(d.retry_attempt == 0 for d in w.standin.socket_mode.deliveries)
         assert not w.standin.socket_mode.stray_acks
+
+
+async def test_a_stopped_bot_closes_its_connection_and_exits_cleanly(tmp_path: Path) -> None:
+    """SIGTERM (a deploy): the bot lets its ticks under way finish, closes its WebSocket with a close
+    frame, so Slack sees it go at once, and exits 0 with no error or unclosed session in its log."""
+    async with socket_world(tmp_path) as w:
+        bot = await start_connected(w)
+        await until(w.lease_pid, "the bot to take the timers")
+        bot.proc.send_signal(signal.SIGTERM)
+        await until(lambda: bot.proc.poll() is not None, "the bot to exit")
+        assert bot.proc.returncode == 0
+        assert w.standin.socket_mode.connections == []
+        log = (w.tmp / "bot-0.log").read_text()
+        for trouble in ("Traceback", "ERROR", "Unclosed"):
+            assert trouble not in log, log
 
 
 def cancel_values(reason: str) -> dict[str, dict[str, dict[str, Any]]]:
