@@ -9,7 +9,7 @@ import pytest
 from csb_tree import FIXTURES, fixture_json
 
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence, is_infra_failure
-from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
 
 TRIAL_PASS = "result_trial_pass.json"
 
@@ -167,6 +167,12 @@ def test_missing_result_reasons() -> None:
     assert timeout.reason == "no trial result after 2h30m (limit 2h00m)"
     bare = classify_missing(exit_code=0, age=HOUR, timeout=HOUR)
     assert bare.reason == "harbor exited 0 without a trial result"
+    killed = classify_missing(exit_code=-9, age=HOUR, timeout=HOUR)
+    assert killed.reason == "harbor was killed by SIGKILL without a trial result"
+    hung_up = classify_missing(exit_code=-1, age=HOUR, timeout=HOUR)
+    assert hung_up.reason == "harbor was killed by SIGHUP without a trial result"
+    unseen = classify_missing(exit_code=EXIT_UNKNOWN, age=HOUR, timeout=HOUR)  # adopted, or ended by Ray
+    assert unseen.reason == "harbor ended (its exit code is unknown) without a trial result"
 
 
 def test_missing_result_reason_quotes_the_infra_log_line() -> None:

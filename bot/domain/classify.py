@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 import re
+import signal
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
 
 # The one exception CSB's status tool does not count as an error when the trial still has a reward.
 TIMED_OUT_BUT_SCORED = "AgentTimeoutError"
@@ -127,11 +128,23 @@ def classify_missing(
             return TrialOutcome(status=LaneStatus.RUNNING)
         reason = f"{NO_RESULT_IN_TIME} {_duration(age)} (limit {_duration(timeout)})"
         return TrialOutcome(status=LaneStatus.TIMEOUT, reason=reason)
-    reason = f"harbor exited {exit_code} without a trial result"
+    reason = f"{_how_harbor_ended(exit_code)} without a trial result"
     evidence = infra_evidence(None, log_tail) or _last_line(log_tail)
     if evidence:
         reason = f"{reason}; log: {evidence}"
     return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+
+
+def _how_harbor_ended(exit_code: int) -> str:
+    """An exit code in words: a negative one is the signal that killed the process (Python's convention)."""
+    if exit_code == EXIT_UNKNOWN:
+        return "harbor ended (its exit code is unknown)"
+    if exit_code < 0:
+        try:
+            return f"harbor was killed by {signal.Signals(-exit_code).name}"
+        except ValueError:
+            return f"harbor was killed by signal {-exit_code}"
+    return f"harbor exited {exit_code}"
 
 
 def _errored(exception_info: Any) -> TrialOutcome:

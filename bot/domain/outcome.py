@@ -21,6 +21,11 @@ class LaneStatus(StrEnum):
         return self not in (LaneStatus.QUEUED, LaneStatus.RUNNING)
 
 
+# The exit code recorded for a lane whose end its executor did not see (adopted after a restart, a job
+# its cluster ended). Not -1, which is how a process killed by SIGHUP exits.
+EXIT_UNKNOWN = -1000
+
+
 class TrialOutcome(BaseModel):
     """The classified result of one lane's trial."""
 

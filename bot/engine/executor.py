@@ -22,9 +22,6 @@ from typing import Protocol
 from bot.domain.errors import InfraError
 from bot.store.models import Lane
 
-# Exit code recorded for a lane whose end the executor did not see (adopted after a restart, or lost).
-EXIT_UNKNOWN = -1
-
 
 @dataclass(frozen=True)
 class LaneLaunch:

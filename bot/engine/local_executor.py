@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bot.domain.errors import InfraError
-from bot.engine.executor import EXIT_UNKNOWN, RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
+from bot.domain.outcome import EXIT_UNKNOWN
+from bot.engine.executor import RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
 from bot.engine.processes import find_marked, markers_supported, process_alive
 from bot.store.models import Lane
 

@@ -31,7 +31,8 @@ from pathlib import Path
 from bot.csb.command import job_name
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
-from bot.engine.executor import EXIT_UNKNOWN, RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
+from bot.domain.outcome import EXIT_UNKNOWN
+from bot.engine.executor import RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
 from bot.rayjobs.entrypoint import lane_entrypoint, stop_env
 from bot.rayjobs.jobs_api import (
     JobInfo,
