@@ -135,15 +135,15 @@ def run_xargs(repo: Path, harbor: Path) -> float:
     return time.perf_counter() - start
 
 
-def bench_spec(repo: Path) -> RunSpec:
+def bench_spec(repo: Path, parallel: int = PARALLEL) -> RunSpec:
     """The approved spec, resolved from the checkout: the engine pins it again before the first lane."""
-    return Catalog(repo).resolve(RunParams(suite_file=SUITE_FILE, parallel=PARALLEL), PARALLEL)
+    return Catalog(repo).resolve(RunParams(suite_file=SUITE_FILE, parallel=parallel), parallel)
 
 
-async def queue_bench_run(store: Store, repo: Path) -> int:
-    """The approved run with its 528 lanes; returns its id."""
+async def queue_bench_run(store: Store, repo: Path, tasks: int = TASKS, parallel: int = PARALLEL) -> int:
+    """The approved run with its lanes (528 by default); returns its id."""
     now = datetime.now(UTC)
-    spec = bench_spec(repo)
+    spec = bench_spec(repo, parallel)
     async with store.write() as session:
         request = RunRequest(
             spec_json=spec.model_dump_json(),
@@ -160,10 +160,10 @@ async def queue_bench_run(store: Store, repo: Path) -> int:
             request_id=request.id or 0,
             run_dir=RUN_DIR,
             model="m",
-            parallel=PARALLEL,
+            parallel=parallel,
             created_at=now,
         )
-        await runs.create_run(session, run, lane_rows())
+        await runs.create_run(session, run, lane_rows(tasks))
     return run.id or 0
 
 

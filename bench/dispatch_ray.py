@@ -34,19 +34,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from dispatch import LANES, RUN_DIR, SUITE_FILE, lane_rows, make_checkout  # noqa: E402
+from dispatch import LANES, lane_rows, make_checkout, queue_bench_run  # noqa: E402
 from idle import run_until_idle  # noqa: E402
 
-from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.command import LaunchConfig, job_name, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
-from bot.domain.spec import RunParams  # noqa: E402
 from bot.engine import build_engine  # noqa: E402
 from bot.settings import EngineConfig, ExecutorChoice  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
-from bot.store.models import RequestState, Run, RunRequest  # noqa: E402
 
 TASKS = 8
 PARALLEL = 4
@@ -90,7 +87,7 @@ def percentiles(latencies: list[float]) -> str:
 async def run_bot(root: Path, repo: Path, harbor: Path, address: str) -> tuple[float, list[float]]:
     store = Store(f"sqlite:///{root / 'bench.db'}")
     await store.create_tables()
-    run_id = await queue_run(store, repo)
+    run_id = await queue_bench_run(store, repo, TASKS, PARALLEL)
     launch = LaunchConfig(
         repo=repo,
         harbor=str(harbor),
@@ -116,32 +113,6 @@ async def run_bot(root: Path, repo: Path, harbor: Path, address: str) -> tuple[f
         for lane in lanes
     ]
     return wall, latencies
-
-
-async def queue_run(store: Store, repo: Path) -> int:
-    now = datetime.now(UTC)
-    spec = Catalog(repo).resolve(RunParams(suite_file=SUITE_FILE, parallel=PARALLEL), PARALLEL)
-    async with store.write() as session:
-        request = RunRequest(
-            spec_json=spec.model_dump_json(),
-            spec_hash=spec.spec_hash(),
-            requester="U0BENCH",
-            channel_id="C0BENCH",
-            created_at=now,
-            state=RequestState.APPROVED,
-        )
-        session.add(request)
-        await session.flush()
-        run = Run(
-            id=request.id,
-            request_id=request.id or 0,
-            run_dir=RUN_DIR,
-            model="m",
-            parallel=PARALLEL,
-            created_at=now,
-        )
-        await runs.create_run(session, run, lane_rows(TASKS))
-    return run.id or 0
 
 
 # --- bare Ray: the same commands, submitted by a plain loop -----------------------------------------
