@@ -88,4 +88,6 @@ def test_a_channel_is_one_conversation_and_replies_do_not_wait_for_it() -> None:
     reply_b = conversation_of(row(OutboxKind.EPHEMERAL, id=9, request_id=1, response_url="v"), channels)
     in_card = conversation_of(row(OutboxKind.EPHEMERAL, request_id=1, user_id="U1"), channels)
     assert len({reply_a, reply_b, in_card, card_1}) == 4 and in_card == "user:U1"
+    part_2 = conversation_of(row(OutboxKind.EPHEMERAL, id=10, request_id=1, response_url="u"), channels)
+    assert part_2 == reply_a  # one command's reply in parts: in order, one after the other
     assert conversation_of(row(OutboxKind.HOME), channels) == "home"

@@ -73,14 +73,17 @@ def conversation_of(item: OutboxItem, channels: dict[int, str]) -> str:
     """The conversation a row belongs to, given the channel of each request by id.
 
     A channel's cards and threads (and the DMs that follow its reports) are one conversation; a reply
-    in a card's channel is its person's; a reply to a `response_url` is one on its own; App Home is one.
+    in a card's channel is its person's; the replies to one `response_url` (one command's, such as a
+    dry run's plan in several parts) are one, in order; App Home is one.
     """
     if item.kind is OutboxKind.HOME:
         return "home"
     if item.kind in (OutboxKind.EPHEMERAL, OutboxKind.CARD_COPY):
-        if item.response_url is None and item.user_id is not None:
+        if item.response_url is not None:
+            return f"reply:{item.response_url}"
+        if item.user_id is not None:
             return f"user:{item.user_id}"
-        return f"reply:{item.id}"
+        return f"row:{item.id}"
     thread = outbox.thread_of(item)
     if thread is None:
         return f"row:{item.id}"
