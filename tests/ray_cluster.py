@@ -31,6 +31,7 @@ MARKER = "CSB_TEST_RAY_HEAD"
 # What the head offers: few CPUs (a job's supervisor takes none) and the custom resource lanes may ask for.
 SLOTS = 8
 _START_SECONDS = 120
+_START_ATTEMPTS = 3
 _STOP_SECONDS = 1  # Ray's GCS and raylet outlive a SIGTERM: a throwaway head needs no more
 
 
@@ -130,18 +131,27 @@ class RayHead:
         return env
 
     def start(self) -> None:
-        """Start the head and wait until its Jobs API answers."""
-        done = subprocess.run(
-            self._command(),
-            env=self._environment(),
-            capture_output=True,
-            text=True,
-            timeout=_START_SECONDS,
-            check=False,
-            start_new_session=True,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"ray start failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+        """Start the head and wait until its Jobs API answers.
+
+        `ray start` gives the raylet 30 s to register (fixed in Ray 2.60, whatever its message says about
+        RAY_raylet_start_wait_time_s), which a loaded test machine can miss: what a failed start left is
+        stopped, and the start is tried again."""
+        for attempt in range(1, _START_ATTEMPTS + 1):
+            done = subprocess.run(
+                self._command(),
+                env=self._environment(),
+                capture_output=True,
+                text=True,
+                timeout=_START_SECONDS,
+                check=False,
+                start_new_session=True,
+            )
+            if done.returncode == 0:
+                break
+            self.kill()
+            if attempt == _START_ATTEMPTS:
+                failure = done.stderr.strip()[-2000:]
+                raise RuntimeError(f"ray start failed {attempt} times ({done.returncode}): {failure}")
         self.running = True
         self._wait_ready()
 
