@@ -82,7 +82,7 @@ async def page(playground: str) -> AsyncIterator[Page]:
         try:
             page = await browser.new_page(viewport={"width": 1280, "height": 860})
             page.set_default_timeout(PATIENCE)  # clicks and fills, and
-            expect.set_options()  # assertions without their own bound
+            expect.set_options(timeout=PATIENCE)  # assertions without their own bound
             await page.goto(f"{playground}/")
             yield page
         finally:
