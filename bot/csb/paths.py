@@ -8,6 +8,7 @@ such path is resolved (symlinks followed) and checked here, right before it is u
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 
 from bot.domain.errors import InfraError
@@ -21,8 +22,9 @@ def inside(root: Path, path: Path) -> Path:
 
 
 def _within(base: Path, path: Path, root: Path) -> Path:
-    """`inside` for a `root` already resolved as `base`."""
-    resolved = path.resolve()
+    """`inside` for a `root` already resolved as `base`. Resolved by `realpath` alone: `Path.resolve` adds
+    a `stat` only to turn a symlink loop into a RuntimeError, and such a path fails where it is used."""
+    resolved = Path(os.path.realpath(path))
     if resolved == base or not resolved.is_relative_to(base):
         raise InfraError(f"refused to write `{path}`: it leaves `{root}`")
     return resolved

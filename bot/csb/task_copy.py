@@ -96,9 +96,13 @@ def lane_task_path(paths: LaunchPaths, task_path: str, role: LaneRole | str, con
 
 
 def remove_copy(copy: Path) -> None:
-    """Remove a lane's task copy; only folders named as copies are ever removed."""
-    named_as_copy = copy.name.startswith(("mcp_", "bl_")) and copy.resolve().parent == copy.parent.resolve()
-    if named_as_copy and copy.is_dir():
+    """Remove a lane's task copy; only folders named as copies are ever removed.
+
+    Most lanes never had a copy, and every ending lane asks: one `stat` says so before the two paths
+    are resolved (an `lstat` per component each)."""
+    if not copy.name.startswith(("mcp_", "bl_")) or not copy.is_dir():
+        return
+    if copy.resolve().parent == copy.parent.resolve():
         shutil.rmtree(copy, ignore_errors=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import Account
@@ -34,8 +34,17 @@ async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datet
 
 
 async def set_turns(session: AsyncSession, turns: dict[str, int]) -> None:
-    for home, turn in turns.items():
-        await session.execute(update(Account).where(Account.home == home).values(turn=turn))
+    """Each home's next turn, in one statement run once per home (built once, prepared once)."""
+    if turns:
+        rows = [{"b_home": home, "b_turn": turn} for home, turn in turns.items()]
+        await session.execute(_SET_TURN, rows)
+
+
+_SET_TURN = (
+    update(Account.__table__)  # type: ignore[arg-type]
+    .where(Account.__table__.c.home == bindparam("b_home"))  # type: ignore[attr-defined]
+    .values(turn=bindparam("b_turn"))
+)
 
 
 async def rest(session: AsyncSession, home: str, until: datetime, reason: str) -> bool:
