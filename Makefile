@@ -26,7 +26,7 @@ HARBOR_PYTHON ?= $(shell sh bin/find-python-3.12)
 # the Ray head all go to one worker (tests/conftest.py).
 TEST_WORKERS ?= 3
 
-.PHONY: test lint playground check bench clean harbor
+.PHONY: test lint playground check bench clean harbor venvs harbor-if-possible
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "csb-bot needs Python 3.11 or newer")'
@@ -49,15 +49,25 @@ $(RAY_STAMP):
 # PostgreSQL cluster (Debian's server binaries live under /usr/lib/postgresql/<version>/bin, off PATH).
 # Install what is missing before the clock starts, so no test is skipped. CSB_TEST_RAY names the Ray
 # venv's bin folder for tests/ray_cluster.py.
-test: $(STAMP) $(RAY_STAMP) lint
+test: venvs
+	@$(MAKE) --no-print-directory lint
 	@missing=""; \
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	test -z "$$missing" || $(NEED_DEBIAN) $$missing
+	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin CSB_TEST_HARBOR_VENV=$(abspath $(HARBOR_VENV)) $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# The bot's, Ray's and Harbor's venvs are built side by side: each is mostly downloads and unpacking, and
+# on a fresh clone one after the other took half a minute longer. python3-venv is checked first, so two
+# builds never run apt at once.
+venvs:
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || $(NEED_DEBIAN) python3-venv
+	@$(MAKE) --no-print-directory -j3 $(STAMP) $(RAY_STAMP) harbor-if-possible
+
+harbor-if-possible:
 	@if [ -n "$(HARBOR_PYTHON)" ]; then $(MAKE) --no-print-directory harbor; \
 	else echo "real-Harbor tests will not run: no Python 3.12 or newer (python3.12/python3.13 on PATH, or pyenv)"; fi
-	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin CSB_TEST_HARBOR_VENV=$(abspath $(HARBOR_VENV)) $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # Harbor $(HARBOR_VERSION) in $(HARBOR_VENV), rebuilt only when the pin changes.
 harbor: $(HARBOR_STAMP)
