@@ -175,6 +175,21 @@ def test_missing_result_reasons() -> None:
     assert unseen.reason == "harbor ended (its exit code is unknown) without a trial result"
 
 
+def test_an_executor_that_ended_the_lane_gives_the_reason_not_harbor() -> None:
+    """Ray failed the job itself (no exit code; Harbor may never have run): its note in the log is the
+    reason. The same note after a known exit code is only the log's last line."""
+    log = "starting\nray: Ray failed job j before its lane ran (JOB_SUPERVISOR_ACTOR_START_FAILURE: x)\n"
+    unseen = classify_missing(exit_code=EXIT_UNKNOWN, age=HOUR, timeout=2 * HOUR, log_tail=log)
+    assert (unseen.status, unseen.infra) == (LaneStatus.ERRORED, True)
+    assert unseen.reason == (
+        "Ray failed job j before its lane ran (JOB_SUPERVISOR_ACTOR_START_FAILURE: x); no trial result"
+    )
+    exited = classify_missing(exit_code=1, age=HOUR, timeout=2 * HOUR, log_tail=log)
+    assert exited.reason == f"harbor exited 1 without a trial result; log: {log.splitlines()[-1]}"
+    adopted = classify_missing(exit_code=EXIT_UNKNOWN, age=HOUR, timeout=2 * HOUR, log_tail="done\n")
+    assert adopted.reason == "harbor ended (its exit code is unknown) without a trial result; log: done"
+
+
 def test_missing_result_reason_quotes_the_infra_log_line() -> None:
     log = "Building image\nError from daemon: docker compose up failed\nTraceback (most recent call last)\n"
     outcome = classify_missing(exit_code=1, age=HOUR, timeout=2 * HOUR, log_tail=log)

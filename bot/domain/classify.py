@@ -41,6 +41,10 @@ _INFRA_PATTERNS: tuple[re.Pattern[str], ...] = (
 
 _REASON_LIMIT = 200
 
+# How an executor that ended a lane itself says why, as the last line of the lane's log ("ray: Ray failed
+# job … before its lane ran (…)"). Such a lane has no exit code, and Harbor may never have run.
+EXECUTOR_NOTE = "ray: "
+
 
 def infra_evidence(exception_type: str | None, text: str) -> str | None:
     """The line that marks a failure as infrastructure, or None for a task outcome.
@@ -128,11 +132,20 @@ def classify_missing(
             return TrialOutcome(status=LaneStatus.RUNNING)
         reason = f"{NO_RESULT_IN_TIME} {_duration(age)} (limit {_duration(timeout)})"
         return TrialOutcome(status=LaneStatus.TIMEOUT, reason=reason)
+    note = _executor_note(log_tail) if exit_code == EXIT_UNKNOWN else None
+    if note is not None:  # what the executor saw is the cause; "harbor ended" might not even be true
+        return TrialOutcome(status=LaneStatus.ERRORED, reason=f"{note}; no trial result", infra=True)
     reason = f"{_how_harbor_ended(exit_code)} without a trial result"
     evidence = infra_evidence(None, log_tail) or _last_line(log_tail)
     if evidence:
         reason = f"{reason}; log: {evidence}"
     return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+
+
+def _executor_note(log_tail: str) -> str | None:
+    """The executor's own word on a lane it ended, when it is the log's last line."""
+    last = _last_line(log_tail)
+    return last.removeprefix(EXECUTOR_NOTE) if last and last.startswith(EXECUTOR_NOTE) else None
 
 
 def _how_harbor_ended(exit_code: int) -> str:

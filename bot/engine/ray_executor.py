@@ -29,6 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from bot.csb.command import job_name
+from bot.domain.classify import EXECUTOR_NOTE
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import EXIT_UNKNOWN
@@ -303,7 +304,7 @@ class RayExecutor:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8") as handle:
-                handle.write(f"ray: {why}\n")
+                handle.write(f"{EXECUTOR_NOTE}{why}\n")
         except OSError as exc:
             log.warning("lane %s: could not write to its log %s: %s", lane_id, path, exc)
 
