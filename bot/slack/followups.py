@@ -39,18 +39,23 @@ class Followups:
                 log.exception("milestones of run %s could not be brought up to date", request_id)
 
     async def queue_milestones(self, request_id: int, run: RunCardView, infra_failures: int) -> None:
+        """Each milestone dated when it happened. The view may have been read just before the run closed:
+        once its report is queued, only the start may still join the thread (the report is its last
+        word), and that is decided in the transaction that writes the milestones."""
         now = self._clock.now()
         milestones = reached(run, infra_failures)
-        if run.finished_at is not None:  # the report is the thread's last word; only the start may precede it
+        if run.finished_at is not None:
             milestones = [m for m in milestones if outbox_keys.is_start(m.key)]
         async with self._store.write() as session:
+            if await outbox.exists(session, outbox_keys.summary(run.run_id)):
+                milestones = [m for m in milestones if outbox_keys.is_start(m.key)]
             for milestone in milestones:
                 if not await outbox.exists(session, milestone.key):
                     await outbox.enqueue(
                         session,
                         kind=OutboxKind.NOTICE,
                         target=milestone.key,
-                        now=run.started_at if outbox_keys.is_start(milestone.key) and run.started_at else now,
+                        now=min(milestone.at or now, now),
                         request_id=request_id,
                         text=milestone.text,
                     )

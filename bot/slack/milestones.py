@@ -3,12 +3,15 @@ storms of infrastructure failures (saying "retried" only when a retry is schedul
 
 A pause is announced by the engine itself, once.
 
-Each milestone has a stable key, so the notifier posts it once however often the card is redrawn.
+Each milestone has a stable key, so the notifier posts it once however often the card is redrawn, and
+is dated when it happened, not when a redraw noticed it: a redraw that read the run just before its last
+lane ended queues the note after the run closed, and dated then it would follow the report.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.domain import outbox_keys
 from bot.domain.states import RunState
@@ -23,6 +26,7 @@ RETRY_STORM_STEP = 5  # a thread note per this many infrastructure failures
 class Milestone:
     key: str
     text: str
+    at: datetime | None = None  # when it happened; None: when it was seen
 
 
 def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
@@ -32,6 +36,7 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
             Milestone(
                 outbox_keys.milestone(run.run_id, outbox_keys.STARTED),
                 f":arrow_forward: Run #{run.run_id} started.",
+                run.started_at,
             )
         )
     # Only while the run is under way: a quarter first seen at the finish is news no more. Only the
@@ -45,6 +50,7 @@ def reached(run: RunCardView, infra_failures: int) -> list[Milestone]:
                 outbox_keys.milestone(run.run_id, str(passed[-1])),
                 f":bar_chart: Run #{run.run_id} is {share} % done "
                 f"({run.pairs_done}/{plural(run.pairs_total, 'pair')}).",
+                run.progress_at,
             )
         )
     storms = infra_failures // RETRY_STORM_STEP

@@ -75,10 +75,12 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         by_status = counts.setdefault(lane.role, {})
         by_status[lane.state] = by_status.get(lane.state, 0) + 1
     figures = await queue.queue_figures(session, run_id)
+    done = [pair for pair in pairs.values() if all(_ran_to_the_end(lane) for lane in pair)]
+    ends = [lane.finished_at for pair in done for lane in pair if lane.finished_at is not None]
     return RunCardView(
         run_id=run_id,
         state=run.state,
-        pairs_done=sum(1 for pair in pairs.values() if all(_ran_to_the_end(lane) for lane in pair)),
+        pairs_done=len(done),
         pairs_total=len(pairs),
         lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
         lanes_queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),
@@ -89,6 +91,7 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         eta_seconds=figures.eta_sec,
         started_at=run.started_at,
         finished_at=run.finished_at,
+        progress_at=max(ends, default=None),
         now=now,
         stopped_by=run.stopped_by,
         stop_reason=run.stop_reason,

@@ -34,6 +34,7 @@ class RunCardView:
     eta_seconds: float | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    progress_at: datetime | None = None  # when `pairs_done` was reached: the last of their lanes' ends
     now: datetime | None = None
     stopped_by: str | None = None
     stop_reason: str | None = None
