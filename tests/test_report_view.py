@@ -27,6 +27,7 @@ from bot.slack.views.report import (
     ReportMessage,
     ReportView,
     paired_report,
+    report_dm,
     task_line,
     task_order,
 )
@@ -340,3 +341,11 @@ def test_edge_cases_stay_within_limits(pairs: list[PairOutcome]) -> None:
         message = paired_report(view)
         _assert_within_slack_limits(message)
         assert message.csv_needed == (len(pairs) == 600)
+
+
+def test_the_dm_promises_the_csv_exactly_when_the_report_posts_one(reports) -> None:
+    for name in ("report_paired_264", "report_paired_7", "report_baseline_only"):
+        view, message = reports[name]
+        text, _ = report_dm(view, message.text, "https://slack.com/archives/C0PLAY/p1")
+        assert ("the CSV" in text) == message.csv_needed, (name, text)
+        assert "for the report" in text

@@ -358,8 +358,10 @@ def _rerun_element(view: ReportView) -> ButtonElement | None:
 
 def report_dm(view: ReportView, summary: str, thread_url: str) -> tuple[str, list[Block]]:
     """The requester's DM: the report's one-line summary, a link to the run's thread, and the same
-    `Rerun failed` button as under the report (the click is authorised like any other)."""
-    text = f"{summary}. <{thread_url}|Open the run's thread> for the report and the CSV."
+    `Rerun failed` button as under the report (the click is authorised like any other). It promises
+    the CSV only when the report's task list did not fit, which is when the report posts one."""
+    attached = " and the CSV" if paired_report(view).csv_needed else ""
+    text = f"{summary}. <{thread_url}|Open the run's thread> for the report{attached}."
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
     button = _rerun_element(view)
     if button:
