@@ -199,7 +199,7 @@ def report_view() -> ReportView:
         PairOutcome(TASKS[2], "csb_sdlc_fix", lane(LaneStatus.FAILED, 0.0), lane(LaneStatus.ERRORED, None)),
     ]
     return ReportView(
-        7, "runs/staging/csb_sdlc_fix_haiku_20260102_030405_7", "csb_sdlc_fix", SPEC.params.model, pairs
+        7, ["runs/staging/csb_sdlc_fix_haiku_20260102_030405_7"], "csb_sdlc_fix", SPEC.params.model, pairs
     )
 
 

@@ -119,7 +119,7 @@ def _seven_task_view() -> ReportView:
     ]
     return ReportView(
         run_id=42,
-        output_dir="runs/official/csb_v2_dual264_haiku_20260301_101500_42",
+        output_dirs=["runs/official/csb_v2_dual264_haiku_20260301_101500_42"],
         title="csb-v2-dual264 (3 suites)",
         model=MODEL,
         pairs=pairs,
@@ -150,7 +150,7 @@ def _dual264_view() -> ReportView:
             pairs.append(PairOutcome(task_id, suite, _random_lane(rng, 0.45), _random_lane(rng, 0.6)))
     return ReportView(
         run_id=7,
-        output_dir="runs/official/csb_v2_dual264_sonnet_20260302_083000_7",
+        output_dirs=["runs/official/csb_v2_dual264_sonnet_20260302_083000_7"],
         title="csb-v2-dual264",
         model="anthropic/claude-sonnet-4-6",
         pairs=pairs,
@@ -179,7 +179,7 @@ def _baseline_only_view() -> ReportView:
     ]
     return ReportView(
         run_id=9,
-        output_dir="runs/official/csb_org_crossrepo_tracing_haiku_20260303_120000_9",
+        output_dirs=["runs/official/csb_org_crossrepo_tracing_haiku_20260303_120000_9"],
         title="csb_org_crossrepo_tracing",
         model=MODEL,
         pairs=pairs,
@@ -315,7 +315,7 @@ def test_baseline_only_report_has_no_paired_statistics(reports) -> None:
 
 def test_full_only_report_shows_the_mcp_lane() -> None:
     pairs = [PairOutcome("t1", "s", _lane(LaneStatus.QUEUED, None), _lane(P, 1.0))]
-    view = ReportView(1, "d", "s", MODEL, pairs, single_lane=LaneRole.MCP)
+    view = ReportView(1, ["d"], "s", MODEL, pairs, single_lane=LaneRole.MCP)
     message = paired_report(view)
     body = "\n".join(_texts([block.to_dict() for block in message.blocks]))
     assert "`t1`  MCP passed 1.00" in body and "baseline queued" not in body
@@ -337,7 +337,7 @@ def test_full_only_report_shows_the_mcp_lane() -> None:
 )
 def test_edge_cases_stay_within_limits(pairs: list[PairOutcome]) -> None:
     for single_lane in (None, LaneRole.BASELINE):
-        view = ReportView(3, "d", "t" * 300, MODEL, pairs, single_lane=single_lane)
+        view = ReportView(3, ["d"], "t" * 300, MODEL, pairs, single_lane=single_lane)
         message = paired_report(view)
         _assert_within_slack_limits(message)
         assert message.csv_needed == (len(pairs) == 600)

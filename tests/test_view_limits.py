@@ -132,7 +132,7 @@ def lane(status: LaneStatus, reason: str | None = None) -> LaneResult:
 
 REPORT = ReportView(
     run_id=7,
-    output_dir="runs/staging/" + "d" * 1500 + HOSTILE,
+    output_dirs=["runs/staging/" + "d" * 1500 + HOSTILE],
     title=HOSTILE + "t" * 300,
     model=MODEL,
     pairs=[

@@ -7,7 +7,7 @@ CSB's scripts (status, manifest, promotion) read them unchanged.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -79,6 +79,22 @@ def run_dir_name(suite: str, model: str, stamp: str, run_id: str) -> str:
     runs started in the same second never share a folder. CSB's status tool finds the suite by the
     name's prefix, so the suite key comes first, unchanged. A dry run passes placeholders."""
     return f"{suite}_{model_short(model)}_{stamp}_{run_id}"
+
+
+SUITE_SLOT = "{suite}"  # a run over several suites: its `run_dir` names its folders with the suite here
+
+
+def run_folder_names(run_dir: str, suites: Iterable[str]) -> list[str]:
+    """The run's folder names: one per suite (the `run_dir` of a run over several suites holds
+    `SUITE_SLOT`, since each suite's folder starts with its key), so what is shown is a real folder."""
+    if SUITE_SLOT not in run_dir:
+        return [run_dir]
+    return [run_dir.replace(SUITE_SLOT, suite) for suite in sorted(set(suites))]
+
+
+def run_folders(category: str, run_dir: str, suites: Iterable[str]) -> list[str]:
+    """The run's folders from the checkout root, `runs/<category>/<run dir>`, one per suite."""
+    return [jobs_dir(category, name, "").rstrip("/") for name in run_folder_names(run_dir, suites)]
 
 
 def jobs_dir(category: str, run_dir: str, lane_config: str) -> str:

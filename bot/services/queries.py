@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
+from bot.csb.command import run_folder_names
 from bot.csb.configs import accepted_full_configs, load_eval_matrix
 from bot.csb.preflight import AccountHealth
 from bot.domain.errors import UserInputError
@@ -102,7 +103,7 @@ class QueryService:
         return RunProgress(
             run_id=run_id,
             state=run.state,
-            run_dir=run.run_dir,
+            run_dir=", ".join(run_folder_names(run.run_dir, (lane.suite for lane in lanes))),
             lanes_total=len(lanes),
             lanes_done=sum(1 for lane in lanes if lane.state.is_final),
             lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),

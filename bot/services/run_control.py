@@ -16,6 +16,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.csb.command import run_folder_names
 from bot.csb.paths import lane_path
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
@@ -71,7 +72,7 @@ class RunControlService:
             raise UserInputError(f"run #{run_id} is already {run.state.value}; there is nothing to cancel")
         return StopTarget(
             run_id=run_id,
-            run_dir=run.run_dir,
+            run_dir=", ".join(run_folder_names(run.run_dir, (lane.suite for lane in lanes))),
             state=run.state,
             running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
             queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),

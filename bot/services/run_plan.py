@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.csb.command import jobs_dir, run_dir_name, run_stamp
+from bot.csb.command import SUITE_SLOT, jobs_dir, run_dir_name, run_stamp
 from bot.domain.spec import LanePlan, RunSpec, TaskRef
 from bot.store.models import Lane, Run
 from bot.store.runs import run_id_of
@@ -27,7 +27,7 @@ def plan_run(
     run_dir = (
         folders[suites[0]]
         if len(suites) == 1
-        else run_dir_name("{suite}", spec.params.model, stamp, str(run_id))
+        else run_dir_name(SUITE_SLOT, spec.params.model, stamp, str(run_id))
     )
     run = Run(
         id=run_id,

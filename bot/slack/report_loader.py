@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.csb.command import job_name, jobs_dir
+from bot.csb.command import job_name, run_folders
 from bot.csb.results import attempt_trial, trial_usage
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole, Mode, RunSpec
@@ -27,7 +27,7 @@ def build_report_view(repo: Path, run: Run, request: RunRequest, lanes: Sequence
     single = {Mode.BASELINE_ONLY: LaneRole.BASELINE, Mode.FULL_ONLY: LaneRole.MCP}.get(spec.params.mode)
     return ReportView(
         run_id=run.id or 0,
-        output_dir=jobs_dir(request.category, run.run_dir, "").rstrip("/"),
+        output_dirs=run_folders(request.category, run.run_dir, (lane.suite for lane in lanes)),
         title=spec.suite_label,
         model=spec.params.model,
         pairs=outcomes,

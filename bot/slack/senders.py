@@ -28,7 +28,7 @@ from bot.slack.report_loader import build_report_view
 from bot.slack.views import approval_card, card_fallback_text
 from bot.slack.views.home import home_tab
 from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
-from bot.slack.views.report_csv import report_csv
+from bot.slack.views.report_csv import csv_filename, report_csv
 from bot.slack.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.store import homes, requests, runs
 from bot.store.db import Store
@@ -142,7 +142,7 @@ class Senders:
                 channel=request.channel_id,
                 thread_ts=thread_ts,
                 content=await asyncio.to_thread(report_csv, view),
-                filename=f"{run.run_dir}_tasks.csv",
+                filename=csv_filename(view),
                 title=f"Run #{run.id}: every task",
             )
         await self._followups.queue_dm(request, message.text)

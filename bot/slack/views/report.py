@@ -65,7 +65,7 @@ class ReportView:
     cancelled run says so, who stopped it and why, since its statistics cover only what ran."""
 
     run_id: int
-    output_dir: str  # where the run's results are, from the checkout root: shown whole
+    output_dirs: Sequence[str]  # where the run's results are, from the checkout root (one per suite): whole
     title: str
     model: str
     pairs: Sequence[PairOutcome]
@@ -112,7 +112,8 @@ def task_line(pair: PairOutcome, single_lane: LaneRole | None) -> str:
 def _heading(view: ReportView) -> list[Block]:
     ended = " (cancelled)" if view.cancelled else ""
     title = f"Run #{view.run_id} report{ended}: {view.title}"
-    context = f"{code(view.model, 200)} · output {code(view.output_dir, 1000)}"
+    folders = ", ".join(code(folder, 1000) for folder in view.output_dirs)
+    context = f"{code(view.model, 200)} · output {folders}"
     if view.single_lane:
         context += f" · {LANE_LABEL[view.single_lane]} lane only, so no paired statistics"
     blocks: list[Block] = [

@@ -25,6 +25,12 @@ COLUMNS = (
 )
 
 
+def csv_filename(view: ReportView) -> str:
+    """Named after the run's folder, or after the run when it has one folder per suite."""
+    name = view.output_dirs[0].rsplit("/", 1)[-1] if len(view.output_dirs) == 1 else f"run{view.run_id}"
+    return f"{name}_tasks.csv"
+
+
 def report_csv(view: ReportView) -> str:
     """Rows in the report's order. A lane the run did not run (single-lane runs) has empty cells;
     so does anything Harbor did not report. Tokens are input plus output; a reason is kept whole."""
