@@ -35,24 +35,90 @@ def _shown(path: Path) -> Path:
     return path.relative_to(PROJECT_ROOT)
 
 
-_SERVE_ENV = f"""environment (relative default paths are taken from the project root):
-  SLACK_BOT_TOKEN       bot token, xoxb-... (required)
-  SLACK_SIGNING_SECRET  request signing secret (required)
-  SLACK_APP_TOKEN       app-level token, xapp-...; set: Socket Mode (default: unset, HTTP)
-  SLACK_API_URL         Web API base URL (default: https://slack.com/api/)
-  CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
-  CSB_DATABASE_URL      sqlite:///path (default: {_shown(DEFAULT_DATABASE)})
-  CSB_CONFIG            the bot's TOML file (default: {_shown(DEFAULT_CONFIG)})
-  CSB_HARBOR            Harbor executable (default: harbor on PATH)
-  CSB_EXECUTOR          where lanes run: local or ray (default: local)
-  CSB_RAY_ADDRESS       the Ray head's dashboard URL (required with ray)
-  CSB_RAY_TOKEN         the Ray cluster's token (optional)"""
+def _table(rows: Sequence[tuple[str, str]]) -> str:
+    """Name and meaning in two columns; a name too long for the first column gets a line of its own."""
+    lines = []
+    for name, meaning in rows:
+        first, *rest = meaning.split("\n")
+        if len(name) < 22:
+            lines.append(f"  {name:<21} {first}")
+        else:
+            lines += [f"  {name}", f"  {'':<21} {first}"]
+        lines += [f"  {'':<21} {more}" for more in rest]
+    return "\n".join(lines)
 
-_PLAYGROUND_ENV = f"""environment (relative default paths are taken from the project root):
-  CSB_REPO              the CSB checkout (default: {_shown(EXAMPLE_BENCH)})
-  CSB_DATABASE_URL      sqlite:///path (default: {_shown(PLAYGROUND_DATABASE)})
-  CSB_CONFIG            the bot's TOML file (default: {_shown(PLAYGROUND_CONFIG)})
-  CSB_HARBOR            Harbor executable (default: {_shown(EXAMPLE_HARBOR)})"""
+
+_DATABASE = (
+    "CSB_DATABASE_URL",
+    "sqlite:///path, or postgresql+asyncpg://user:password@host:5432/database\n"
+    "for several replicas (default: {default})",
+)
+_CHECKOUT = [
+    ("CSB_REPO", f"the CSB checkout (default: {_shown(EXAMPLE_BENCH)})"),
+    ("CSB_CONFIG", "the bot's TOML file (default: {config})"),
+    ("CSB_HARBOR", "Harbor executable (default: {harbor})"),
+    ("CSB_EXECUTOR", "where lanes run: local or ray (default: [executor] kind, else local)"),
+    ("CSB_RAY_ADDRESS", "the Ray head's dashboard URL, e.g. http://ray-head:8265 (required with ray)"),
+    ("CSB_RAY_TOKEN", "the Ray cluster's token (default: unset)"),
+    (
+        "CSB_RAY_LANE_RESOURCE",
+        "a custom Ray resource each lane's job asks one of, e.g. csb_slot\n(default: unset)",
+    ),
+]
+_SLACK = [
+    ("SLACK_BOT_TOKEN", "bot token, xoxb-... (required)"),
+    ("SLACK_SIGNING_SECRET", "request signing secret (required)"),
+    ("SLACK_APP_TOKEN", "app-level token, xapp-...; set: Socket Mode (default: unset, HTTP)"),
+    ("SLACK_API_URL", "Web API base URL (default: https://slack.com/api/)"),
+]
+# Read as CSB's harness reads them, and passed on to the lanes with the rest of the environment.
+_CSB = [
+    (
+        "HARBOR_ENV",
+        "Harbor's environment: daytona (CSB's guarded launcher), or a name or\n"
+        "module:Class passed as --env (default: unset, Harbor's own: local Docker)",
+    ),
+    (
+        "SOURCEGRAPH_ACCESS_TOKEN",
+        "the MCP lane's token; a request without it is blocked on its card\n"
+        "(github-* configs: GITHUB_TOKEN; augment-*: AUGMENT_SESSION_AUTH, or\n"
+        "AUGMENT_API_TOKEN and AUGMENT_API_URL)",
+    ),
+    ("DAYTONA_PARALLEL_TASK_CAP", "parallel slots on Daytona without --parallel (default: 60, at most 124)"),
+    ("DAYTONA_OVERRIDE_MEMORY", "Daytona's --override-memory-mb (default: unset)"),
+    ("DAYTONA_OVERRIDE_STORAGE", "Daytona's --override-storage-mb (default: unset)"),
+    ("HOME", "the account homes are $HOME/.claude-homes/account*"),
+]
+_ENV_HEAD = (
+    "environment (an empty variable counts as unset; relative default paths are taken from the project root):"
+)
+_CSB_HEAD = "CSB's variables, with the meaning CSB's harness gives them:"
+
+
+def _environment(
+    *, slack: bool, database: str, config: Path, harbor: str, csb: Sequence[tuple[str, str]] = _CSB
+) -> str:
+    rows = [*(_SLACK if slack else []), (_DATABASE[0], _DATABASE[1].format(default=database))]
+    rows += [(name, text.format(config=_shown(config), harbor=harbor)) for name, text in _CHECKOUT]
+    return f"{_ENV_HEAD}\n{_table(rows)}\n\n{_CSB_HEAD}\n{_table(csb)}"
+
+
+_SERVE_ENV = _environment(
+    slack=True, database=str(_shown(DEFAULT_DATABASE)), config=DEFAULT_CONFIG, harbor="harbor on PATH"
+)
+_PLAYGROUND_ENV = _environment(
+    slack=False,
+    database=str(_shown(PLAYGROUND_DATABASE)),
+    config=PLAYGROUND_CONFIG,
+    harbor=str(_shown(EXAMPLE_HARBOR)),
+    csb=[
+        (name, f"{text}\n(default: a placeholder: the example bench's agent calls no MCP server)")
+        if name == "SOURCEGRAPH_ACCESS_TOKEN"
+        else (name, text)
+        for name, text in _CSB
+    ],
+)
+_DB_ENV = f"{_ENV_HEAD}\n{_table([(_DATABASE[0], _DATABASE[1].format(default=_shown(DEFAULT_DATABASE)))])}"
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -103,12 +169,37 @@ def _parser() -> argparse.ArgumentParser:
         help="Socket Mode instead of signed HTTP requests",
     )
     playground.set_defaults(func=_playground)
-    check = sub.add_parser("check", help="validate settings, config file and CSB checkout; exit 0 or 1")
+    check = sub.add_parser(
+        "check",
+        help="validate settings, config file and CSB checkout; exit 0 or 1",
+        description="Check what `serve` will need before it starts: the settings, the config file, the CSB\n"
+        "checkout and the Harbor found. One line per finding: · a note, ✗ a problem; exit 0 when\n"
+        "there is no problem (it then says which mode `serve` will use), else 1. It reads what\n"
+        "`serve` reads.",
+        epilog=_SERVE_ENV,
+        formatter_class=_Help,
+    )
     check.set_defaults(func=_check)
-    database = sub.add_parser("db", help="the database schema: `db upgrade` or `db current`")
-    database.add_argument("action", choices=["upgrade", "current"], help="upgrade to this version, or show")
-    database.set_defaults(func=_database)
+    database = sub.add_parser(
+        "db",
+        help="the database schema: `db upgrade` or `db current`",
+        description="The database's schema: `serve` upgrades it at start, so this is optional.",
+        epilog=_DB_ENV,
+        formatter_class=_Help,
+    )
+    actions = database.add_subparsers(dest="action", required=True)
+    for action, summary in _DB_ACTIONS.items():
+        step = actions.add_parser(
+            action, help=summary, description=summary, epilog=_DB_ENV, formatter_class=_Help
+        )
+        step.set_defaults(func=_database)
     return parser
+
+
+_DB_ACTIONS = {
+    "upgrade": "Bring the schema up to this version's, under a lock, every row kept; print the revision.",
+    "current": "Print the database's schema revision against this version's; change nothing.",
+}
 
 
 def _host_port(parser: argparse.ArgumentParser) -> None:

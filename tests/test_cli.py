@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from postgres_cluster import Cluster
 
+from bot.settings import Settings
 from bot.store import schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -351,3 +352,33 @@ def test_serve_on_postgresql_logs_the_database_without_its_password(
     current = run(["db", "current"], bot_env(tmp_path, CSB_DATABASE_URL=with_password), cwd=tmp_path)
     assert current.stdout.strip().endswith(f"schema revision {schema.head()}, up to date")
     assert "hunter2" not in current.stdout + current.stderr
+
+
+def test_serve_help_names_every_variable_the_settings_read_with_its_default(tmp_path: Path) -> None:
+    """Derived from the settings class, so a variable added there and not to the help fails here."""
+    shown = run(["serve", "--help"], bot_env(tmp_path), tmp_path).stdout
+    lines = shown.splitlines()
+    for field in Settings.model_fields:
+        name = field.upper()
+        (at,) = [i for i, line in enumerate(lines) if line.split()[:1] == [name]]
+        entry = " ".join(lines[at : at + 3])  # a long entry goes on over the next lines
+        assert "required" in entry or "default" in entry, (name, entry)
+    for csb_variable in ("HARBOR_ENV", "SOURCEGRAPH_ACCESS_TOKEN", "DAYTONA_PARALLEL_TASK_CAP"):
+        assert f"  {csb_variable}" in shown
+    assert "postgresql+asyncpg://user:password@host:5432/database" in shown
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (["check"], "Check what `serve` will need before it starts"),
+        (["db"], "The database's schema"),
+        (["db", "current"], "Print the database's schema revision"),
+        (["db", "upgrade"], "Bring the schema up to this version's"),
+    ],
+)
+def test_every_subcommand_has_its_own_help(tmp_path: Path, command: list[str], says: str) -> None:
+    result = run([*command, "--help"], bot_env(tmp_path), tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: csb-bot {' '.join(command)} [-h]")
+    assert says in result.stdout and "CSB_DATABASE_URL" in result.stdout
