@@ -49,3 +49,27 @@ def test_schema_rejects_a_broken_manifest() -> None:
     broken = _manifest()
     del broken["display_information"]
     assert list(jsonschema.Draft7Validator(schema).iter_errors(broken))
+
+
+def test_the_messages_tab_is_on_since_the_bot_dms_the_report() -> None:
+    app_home = _manifest()["features"]["app_home"]
+    assert app_home["messages_tab_enabled"] is True
+    assert app_home["messages_tab_read_only_enabled"] is True  # the bot reads no DMs, so none are asked for
+
+
+def test_every_placeholder_is_named_as_such_in_a_comment() -> None:
+    """A user replaces what the comments at the top name; nothing else in the file is to be filled in."""
+    text = (ROOT / "manifest.yml").read_text()
+    manifest = _manifest()
+    urls = [
+        manifest["features"]["slash_commands"][0]["url"],
+        manifest["settings"]["event_subscriptions"]["request_url"],
+        manifest["settings"]["interactivity"]["request_url"],
+    ]
+    placeholder = "https://csb-bot.example.com/slack/events"
+    assert urls == [placeholder] * 3
+    header = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+    assert f"Placeholders: {placeholder}, in three places" in header
+    values = [line for line in text.splitlines() if placeholder in line and not line.startswith("#")]
+    assert len(values) == 3 and all(line.endswith("# placeholder (HTTP only)") for line in values)
+    assert text.count(placeholder) == 4  # the three, and the comment naming them
