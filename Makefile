@@ -46,7 +46,8 @@ $(RAY_STAMP):
 
 # The browser test drives Debian's chromium (never a downloaded browser) and the page's Block Kit renderer
 # is tested under node; the store, engine and end-to-end suites run on SQLite and on a throwaway
-# PostgreSQL cluster (Debian's server binaries live under /usr/lib/postgresql/<version>/bin, off PATH).
+# PostgreSQL cluster (Debian's server binaries live under /usr/lib/postgresql/<version>/bin, off PATH);
+# the shipped systemd unit is checked by `systemd-analyze verify` (Debian's systemd; nothing is started).
 # Install what is missing before the clock starts, so no test is skipped. CSB_TEST_RAY names the Ray
 # venv's bin folder for tests/ray_cluster.py.
 test: venvs
@@ -55,6 +56,7 @@ test: venvs
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
 	test -z "$$missing" || $(NEED_DEBIAN) $$missing
 	CSB_TEST_RAY=$(abspath $(RAY_VENV))/bin CSB_TEST_HARBOR_VENV=$(abspath $(HARBOR_VENV)) $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
