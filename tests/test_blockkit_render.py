@@ -134,6 +134,8 @@ class _Reader(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {k: v or "" for k, v in attrs}
         classes = set(values.get("class", "").split())
+        if values.get("role") == "img" and values.get("aria-label"):
+            self.text.append(values["aria-label"])  # a drawn emoji reads as its character
         if tag == "button":
             self.buttons.append({**values, "label": ""})
         for name, found in self.captured.items():
@@ -234,7 +236,7 @@ def test_approved_card_names_the_approver_and_the_date_fallback() -> None:
     page = render(card(RequestState.APPROVED, decided_by=APPROVER, decided_at=DECIDED_AT))
     assert "Approved by @bob 2026-01-02 03:04 UTC" in page.text
     assert "<strong>Approved</strong>" in page.html
-    assert '<span class="bk-emoji" title=":white_check_mark:">✅</span>' in page.html
+    assert '<span class="bk-emoji" title=":white_check_mark:" role="img" aria-label="✅"><svg' in page.html
     assert "Approve" not in page.labels and "Reject" not in page.labels
     assert "<!date" not in page.html and "&lt;!date" not in page.html
 
@@ -360,6 +362,27 @@ def mrkdwn_rendered() -> dict[str, str]:
 @pytest.mark.parametrize(("source", "expected"), MRKDWN_CASES)
 def test_mrkdwn(source: str, expected: str, mrkdwn_rendered: dict[str, str]) -> None:
     assert expected in mrkdwn_rendered[source]
+
+
+# Emoji codes in the bot's own messages ("… :x: Rejected"); `:memory:` is SQLite's, in no message.
+EMOJI_CODE = re.compile(r"""(?<=["' ]):([a-z][a-z0-9_]*):(?=[ "'])""")
+
+
+def test_every_emoji_the_bot_writes_is_drawn_not_left_to_a_font() -> None:
+    """Slack draws emoji as images: on a machine without an emoji font ✅ and ❌ would be the same box."""
+    written = {
+        code
+        for path in (ROOT / "bot").rglob("*.py")
+        if "playground" not in path.parts
+        for code in EMOJI_CODE.findall(path.read_text())
+    } - {"memory"}
+    assert {"white_check_mark", "x", "warning", "arrow_forward", "bar_chart"} <= written
+    codes = sorted(written)
+    drawn = render_all([{"mrkdwn": f":{code}:", "ctx": {}} for code in codes])
+    undrawn = [code for code, html in zip(codes, drawn, strict=True) if "<svg" not in html]
+    assert undrawn == []
+    pictures = [html.split("<svg", 1)[1] for html in drawn]
+    assert len(set(pictures)) >= len(codes) - 1  # each its own picture (two codes name one pause sign)
 
 
 def test_nothing_unescaped_reaches_the_page() -> None:

@@ -195,6 +195,34 @@ async def standin_page(tmp_path: Path) -> AsyncIterator[tuple[str, SlackStandin]
         await runner.cleanup()
 
 
+@browser_test
+async def test_pass_and_fail_look_different_without_an_emoji_font(
+    standin_page: tuple[str, SlackStandin],
+) -> None:
+    """Drawn by the page, as Slack draws emoji as images: compared as pixels, so a machine whose fonts
+    have no emoji (this test's Debian has none unless fonts-noto-color-emoji is installed) still shows
+    ✅ and ❌ apart."""
+    base, _ = standin_page
+    said = {"user": REQUESTER, "channel": "C0PLAY", "text": ":white_check_mark: passed :x: failed"}
+    async with aiohttp.ClientSession() as http, http.post(f"{base}/playground/message", json=said) as answer:
+        assert answer.status == 200
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 860})
+            await page.goto(f"{base}/")
+            pictures = []
+            for code in ("white_check_mark", "x"):
+                emoji = page.locator(f'#messages .bk-emoji[title=":{code}:"]')
+                await expect(emoji).to_have_count(1, timeout=PATIENCE)
+                box = await emoji.bounding_box()
+                assert box is not None and box["width"] >= 10 and box["height"] >= 10, box
+                pictures.append(await emoji.screenshot())
+            assert pictures[0] != pictures[1]
+        finally:
+            await browser.close()
+
+
 async def test_page_and_its_files_are_served_and_load_nothing_from_outside(
     standin_page: tuple[str, SlackStandin],
 ) -> None:

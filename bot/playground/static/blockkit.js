@@ -32,8 +32,63 @@
     heavy_plus_sign: "➕", arrow_right: "➡️", arrow_up: "⬆️", arrow_down: "⬇️", thinking_face: "🤔",
     slightly_smiling_face: "🙂", smile: "😄", ok_hand: "👌", pray: "🙏", raised_hands: "🙌",
     arrow_forward: "▶️", double_vertical_bar: "⏸️", octagonal_sign: "🛑", white_small_square: "▫️",
-    recycle: "♻️", broom: "🧹", spiral_note_pad: "🗒️", paperclip: "📎",
+    recycle: "♻️", broom: "🧹", spiral_note_pad: "🗒️", paperclip: "📎", stop_button: "⏹️",
+    pause_button: "⏸️",
   };
+
+  // Slack draws emoji as images, so a machine without an emoji font still tells ✅ from ❌. The page does
+  // the same for every emoji the bot writes: simple drawings of its own (36×36), coloured as Slack's
+  // are. Other codes fall back to the character above, drawn by whatever font the machine has.
+  const BOX = '<rect x="2" y="2" width="32" height="32" rx="6" fill="#3b88c3"/>';
+  const SAND = "#f4b400";
+  const GLASS =
+    '<path d="M9 4h18M9 32h18" stroke="#8a6d3b" stroke-width="3" stroke-linecap="round"/>' +
+    '<path d="M11 5c0 8 7 10 7 13s-7 5-7 13h14c0-8-7-10-7-13s7-5 7-13z" fill="#e6f0f7" stroke="#8a6d3b" stroke-width="1.5"/>';
+  const CHECKERS = [[8, 5], [20, 5], [14, 10.3], [26, 10.3], [8, 15.6], [20, 15.6]]
+    .map(([x, y]) => `<rect x="${x}" y="${y}" width="6" height="5.4" fill="#31373d"/>`).join("");
+  const EMOJI_SVG = {
+    white_check_mark:
+      '<rect x="2" y="2" width="32" height="32" rx="6" fill="#5cb85c"/>' +
+      '<path d="M9 18.5l6 6 12-13" fill="none" stroke="#fff" stroke-width="4.5" stroke-linecap="round" stroke-linejoin="round"/>',
+    heavy_check_mark:
+      '<path d="M6 19l8 8L30 9" fill="none" stroke="#31373d" stroke-width="5" stroke-linecap="round" stroke-linejoin="round"/>',
+    x: '<path d="M8 8l20 20M28 8L8 28" stroke="#dd2e44" stroke-width="6" stroke-linecap="round"/>',
+    warning:
+      '<path d="M18 3l16 29H2z" fill="#ffcc4d" stroke="#e0a800" stroke-width="1.5" stroke-linejoin="round"/>' +
+      '<path d="M18 13v9" stroke="#231f20" stroke-width="3.5" stroke-linecap="round"/><circle cx="18" cy="27" r="2" fill="#231f20"/>',
+    no_entry: '<circle cx="18" cy="18" r="16" fill="#dd2e44"/><rect x="7" y="15" width="22" height="6" rx="1" fill="#fff"/>',
+    octagonal_sign:
+      '<path d="M12 2h12l10 10v12L24 34H12L2 24V12z" fill="#dd2e44"/>' +
+      '<path d="M12.8 4h10.4L32 12.8v10.4L23.2 32H12.8L4 23.2V12.8z" fill="none" stroke="#fff" stroke-width="1.5"/>',
+    hourglass: GLASS + `<path d="M13 30c1-4 5-6 5-8s4 4 5 8z" fill="${SAND}"/>`,
+    hourglass_flowing_sand:
+      GLASS + `<path d="M14 10h8c-1 3-4 5-4 6s-3-3-4-6z" fill="${SAND}"/>` +
+      `<path d="M18 18v9" stroke="${SAND}" stroke-width="1.2"/><path d="M14 30c1-2 3-3 4-3s3 1 4 3z" fill="${SAND}"/>`,
+    arrow_forward: BOX + '<path d="M13 9.5v17L27 18z" fill="#fff"/>',
+    double_vertical_bar:
+      BOX + '<rect x="11" y="10" width="5" height="16" rx="1" fill="#fff"/><rect x="20" y="10" width="5" height="16" rx="1" fill="#fff"/>',
+    stop_button: BOX + '<rect x="11" y="11" width="14" height="14" rx="1" fill="#fff"/>',
+    repeat:
+      BOX +
+      '<path d="M10 17v-2a3 3 0 0 1 3-3h13M23 8.5l3.5 3.5-3.5 3.5M26 19v2a3 3 0 0 1-3 3H10M13 27.5L9.5 24l3.5-3.5" ' +
+      'fill="none" stroke="#fff" stroke-width="2.8" stroke-linecap="round" stroke-linejoin="round"/>',
+    rotating_light:
+      '<rect x="6" y="27" width="24" height="6" rx="1.5" fill="#66757f"/><path d="M9 27v-9a9 9 0 0 1 18 0v9z" fill="#dd2e44"/>' +
+      '<path d="M13 19a5 5 0 0 1 5-5" fill="none" stroke="#ffb3bc" stroke-width="2.5" stroke-linecap="round"/>' +
+      '<path d="M18 2v4M5 8l3 3M31 8l-3 3" stroke="#f4900c" stroke-width="2.5" stroke-linecap="round"/>',
+    pencil2:
+      '<path d="M6 30l2-7L24 7l5 5-16 16z" fill="#ffcc4d" stroke="#c1694f" stroke-width="1.5" stroke-linejoin="round"/>' +
+      '<path d="M24 7l3-3 5 5-3 3z" fill="#ea596e"/><path d="M6 30l2-7 5 5z" fill="#292f33"/>',
+    heavy_minus_sign: '<rect x="5" y="15" width="26" height="6" rx="2" fill="#31373d"/>',
+    checkered_flag:
+      '<path d="M7 3v31" stroke="#66757f" stroke-width="2.5" stroke-linecap="round"/>' +
+      `<rect x="8" y="5" width="24" height="16" fill="#fff" stroke="#31373d" stroke-width="1"/>${CHECKERS}`,
+    bar_chart:
+      '<rect x="3" y="3" width="30" height="30" rx="3" fill="#fff" stroke="#ccd6dd" stroke-width="2"/>' +
+      '<rect x="8" y="18" width="5" height="10" fill="#dd2e44"/><rect x="15.5" y="9" width="5" height="19" fill="#3b88c3"/>' +
+      '<rect x="23" y="14" width="5" height="14" fill="#77b255"/>',
+  };
+  EMOJI_SVG.pause_button = EMOJI_SVG.double_vertical_bar;
 
   const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -56,7 +111,11 @@
 
   function emoji(name) {
     const char = emojiChar(name);
-    return char ? `<span class="bk-emoji" title=":${esc(name)}:">${char}</span>` : esc(`:${name}:`);
+    if (!char) return esc(`:${name}:`);
+    const drawn = Object.prototype.hasOwnProperty.call(EMOJI_SVG, name) ? EMOJI_SVG[name] : null;
+    if (!drawn) return `<span class="bk-emoji" title=":${esc(name)}:">${char}</span>`;
+    return `<span class="bk-emoji" title=":${esc(name)}:" role="img" aria-label="${char}">` +
+      `<svg class="bk-emoji-img" viewBox="0 0 36 36" aria-hidden="true">${drawn}</svg></span>`;
   }
 
   function userName(id, ctx) {
@@ -436,5 +495,5 @@
     return { ...base, ...elementValue(el) };
   }
 
-  return { renderBlocks, renderBlock, mrkdwn, plain, esc, stateValues, actionOf, EMOJI };
+  return { renderBlocks, renderBlock, mrkdwn, plain, esc, stateValues, actionOf, EMOJI, EMOJI_SVG };
 });
