@@ -87,7 +87,7 @@ _CSB = [
     ("DAYTONA_PARALLEL_TASK_CAP", "parallel slots on Daytona without --parallel (default: 60, at most 124)"),
     ("DAYTONA_OVERRIDE_MEMORY", "Daytona's --override-memory-mb (default: unset)"),
     ("DAYTONA_OVERRIDE_STORAGE", "Daytona's --override-storage-mb (default: unset)"),
-    ("HOME", "the account homes are $HOME/.claude-homes/account*"),
+    ("HOME", "what ~ means in [engine] account_homes (default: ~/.claude-homes/account*)"),
 ]
 _ENV_HEAD = (
     "environment (an empty variable counts as unset; relative default paths are taken from the project root):"
