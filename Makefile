@@ -84,6 +84,7 @@ $(HARBOR_STAMP):
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # `make playground PORT=3100 HOST=0.0.0.0` serves elsewhere than the default 127.0.0.1:3000;
 # `make playground SOCKET=1` has the bot take Slack's requests over Socket Mode.
@@ -102,4 +103,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/ack_latency.py
 
 clean:
-	rm -rf $(VENV) $(RAY_VENV) $(HARBOR_VENV) .csb-bot .artifacts .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(RAY_VENV) $(HARBOR_VENV) .csb-bot .artifacts .pytest_cache .ruff_cache .mypy_cache

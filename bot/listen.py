@@ -235,7 +235,7 @@ async def _serve(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    waits = [asyncio.ensure_future(stop.wait())]
+    waits: list[asyncio.Future[object]] = [asyncio.ensure_future(stop.wait())]
     if alongside is not None:
         waits.append(asyncio.ensure_future(alongside()))
     try:

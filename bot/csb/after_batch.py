@@ -127,8 +127,9 @@ def _validate(
 
 def _describe(flagged: Mapping[str, Any]) -> str:
     checked = flagged.get("tasks_checked")
-    counts = flagged.get("counts") if isinstance(flagged.get("counts"), dict) else {}
-    flags = flagged.get("flags") if isinstance(flagged.get("flags"), list) else []
+    counts, flags = flagged.get("counts"), flagged.get("flags")
+    counts = counts if isinstance(counts, dict) else {}
+    flags = flags if isinstance(flags, list) else []
     parts = [f"{checked} checked" if isinstance(checked, int) else "checked"]
     parts += [f"{value} {key}" for key, value in counts.items() if isinstance(value, int) and value]
     shown = []

@@ -118,9 +118,9 @@ def _from_trials(repo: Path, lane_names: frozenset[str], model: str, wanted: set
     for category in RESULT_CATEGORIES:
         for lane_dir in _lane_folders(repo / "runs" / category, lane_names):
             for result, candidates in _trial_results(lane_dir, by_short):
-                task_id = _clean_task(result, model, candidates)
-                if task_id is not None:
-                    found.add(task_id)
+                clean = _clean_task(result, model, candidates)
+                if clean is not None:
+                    found.add(clean)
             if found >= wanted:
                 return found
     return found

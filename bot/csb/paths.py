@@ -9,7 +9,7 @@ such path is resolved (symlinks followed) and checked here, right before it is u
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 
 from bot.domain.errors import InfraError
 
@@ -44,7 +44,7 @@ def run_folder(repo: Path, jobs_dir: str) -> Path:
     return folder
 
 
-def lane_path(repo: Path, jobs_dir: str, path: Path | str) -> Path:
+def lane_path(repo: Path, jobs_dir: str, path: PurePath | str) -> Path:
     """A path a lane's files go to (relative to the checkout or absolute), checked against its run folder."""
     return inside(run_folder(repo, jobs_dir), repo / path)
 

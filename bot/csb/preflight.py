@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict
 
@@ -276,7 +276,8 @@ async def _cost_guard(
         data = _json_object(COST_GUARD_SCRIPT, out, err)
     except InfraError as exc:
         return _block(check, str(exc))
-    evaluation = data.get("evaluation") if isinstance(data.get("evaluation"), dict) else {}
+    evaluation = data.get("evaluation")
+    evaluation = evaluation if isinstance(evaluation, dict) else {}
     blockers = [str(item) for item in _list(evaluation.get("blockers"))]
     warnings = [str(item) for item in _list(evaluation.get("warnings"))]
     if code == 2 or blockers:
@@ -372,7 +373,7 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

@@ -96,7 +96,7 @@ def trial_reward(data: Mapping[str, Any]) -> float | None:
     rewards = verifier.get("rewards") if isinstance(verifier, Mapping) else None
     if not isinstance(rewards, Mapping):
         return None
-    value = rewards.get("reward")
+    value: Any = rewards.get("reward")  # any JSON value: float() below says whether it is a number
     if value is None:
         value = rewards.get("score")
     try:

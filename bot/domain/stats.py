@@ -122,7 +122,8 @@ def mcnemar_exact_p(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    p: float = 2 * tail / 2**n  # int ** int is typed Any: a negative power would be a float
+    return min(1.0, p)
 
 
 def bootstrap_mean_diff_ci(

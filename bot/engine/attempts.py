@@ -41,8 +41,8 @@ def retire_attempt(
     if dest.parent != retired:
         raise InfraError(f"refused to move attempt {attempt} of `{task_id}` aside: not one folder name")
     dest.mkdir(parents=True, exist_ok=True)
-    for job in moved:
-        shutil.move(job, dest / job.name)
+    for job_dir in moved:
+        shutil.move(job_dir, dest / job_dir.name)
     if log_file.is_file():
         shutil.move(log_file, dest / log_file.name)
     return dest

@@ -10,9 +10,9 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import outbox_keys
-from bot.domain.states import STOPPING_RUN_STATES
+from bot.domain.states import STOPPING_RUN_STATES, RunState
 from bot.store import audit, lanes, outbox, runs
-from bot.store.models import OutboxKind, Run, RunState
+from bot.store.models import OutboxKind, Run
 
 
 async def close_runs(session: AsyncSession, now: datetime) -> list[int]:

@@ -20,21 +20,22 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.account_ready import has_account_health, ready_homes
+from bot.csb.command import LaunchConfig
 from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.domain.states import STARTABLE_RUN_STATES
+from bot.domain.states import STARTABLE_RUN_STATES, RunState
 from bot.engine.accounts import AccountPicker, AccountPool, usable
 from bot.engine.executor import Executor, LaneLaunch
-from bot.engine.lane_launch import LaneLauncher, LaunchConfig
+from bot.engine.lane_launch import LaneLauncher
 from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
 from bot.store import accounts, audit, lanes, lease, outbox, runs
 from bot.store.db import Store
 from bot.store.lanes import LaneClaim
 from bot.store.lease import Claimant
-from bot.store.models import Lane, Run, RunState
+from bot.store.models import Lane, Run
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.csb.catalog import Catalog
+from bot.csb.command import LaunchConfig
 from bot.domain.clock import Clock
 from bot.domain.redact import Redactor
 from bot.engine.accounts import account_pool
@@ -15,7 +16,6 @@ from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.executor import Executor
-from bot.engine.lane_launch import LaunchConfig
 from bot.engine.lease import LeaseKeeper
 from bot.engine.local_executor import LocalExecutor
 from bot.engine.pinning import LaunchPins

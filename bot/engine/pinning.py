@@ -20,10 +20,11 @@ from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.spec import RunSpec
+from bot.domain.states import RunState
 from bot.domain.words import agree, plural
 from bot.store import audit, lanes, outbox, runs
 from bot.store.db import Store
-from bot.store.models import Run, RunRequest, RunState
+from bot.store.models import Run, RunRequest
 
 log = logging.getLogger(__name__)
 

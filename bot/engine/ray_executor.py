@@ -133,7 +133,8 @@ class RayExecutor:
         # job stopped while PENDING (Ray 2.60 takes that stop and leaves the job PENDING).
         self._owed_stops: set[str] = set()
         self._contact: tuple[float, str | None] = (float("-inf"), None)  # when, and why it failed
-        self.on_exit = None  # Ray tells nobody when a job ends: lanes are seen ending at the ticks
+        # Ray tells nobody when a job ends: lanes are seen ending at the ticks
+        self.on_exit: Callable[[], None] | None = None
 
     @classmethod
     def for_cluster(
@@ -163,7 +164,8 @@ class RayExecutor:
             await self._ray.version()
         except RayJobsError as exc:
             return self._failed(exc)
-        return self._reached()
+        self._reached()
+        return None
 
     def _reached(self) -> None:
         self._contact = (time.monotonic(), None)
@@ -237,8 +239,11 @@ class RayExecutor:
         jobs = {job.submission_id: job for job in listed if job.submission_id.startswith(self._prefix)}
         for submission_id in list(self._owed_stops):
             job = jobs.get(submission_id)
-            over = job is None or job.status.terminal
-            if over or (job.status is not JobStatus.PENDING and await self._stop(submission_id)):
+            if (
+                job is None
+                or job.status.terminal
+                or (job.status is not JobStatus.PENDING and await self._stop(submission_id))
+            ):
                 self._owed_stops.discard(submission_id)
         return jobs
 

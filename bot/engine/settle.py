@@ -15,16 +15,17 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.backoff import backoff
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.domain.states import UNSTOPPED_RUN_STATES
+from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
 from bot.domain.words import plural
 from bot.engine.retry import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd
-from bot.store.models import Lane, Run, RunState
+from bot.store.models import Lane, Run
 
 # A run in these states may retry a lane; draining and cancelling runs start nothing new.
 RETRYING_STATES = UNSTOPPED_RUN_STATES
@@ -106,7 +107,9 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
     """Pause a running run whose infrastructure failure rate passed the threshold; True if it did."""
     row = (
         await session.execute(
-            select(Run.state, Run.attempts_done, Run.infra_failures).where(Run.id == run_id)
+            select(col(Run.state), col(Run.attempts_done), col(Run.infra_failures)).where(
+                col(Run.id) == run_id
+            )
         )
     ).one_or_none()
     if row is None:
@@ -135,5 +138,7 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
 
 
 async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:
-    query = select(Lane.id).where(Lane.run_id == run_id, Lane.state == LaneStatus.QUEUED).limit(1)
+    query = (
+        select(col(Lane.id)).where(col(Lane.run_id) == run_id, col(Lane.state) == LaneStatus.QUEUED).limit(1)
+    )
     return (await session.execute(query)).first() is not None

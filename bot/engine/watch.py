@@ -20,6 +20,7 @@ from bot.domain.classify import lost_with_host
 from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
+from bot.domain.states import RunState
 from bot.engine.executor import Executor
 from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
@@ -27,7 +28,7 @@ from bot.engine.settle import Ending, apply, decide
 from bot.settings import EngineConfig
 from bot.store import lanes
 from bot.store.db import Store
-from bot.store.models import Lane, RunState
+from bot.store.models import Lane
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ HELLO_DEBUG_INFO = {"host": _HOST, "build_number": 1, "approximate_connection_ti
 class _Connection:
     id: int
     ws: web.WebSocketResponse
-    transport: asyncio.BaseTransport | None
+    transport: asyncio.Transport | None
     leaving: bool = False  # told to disconnect: no new envelopes
     closed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -243,9 +243,10 @@ class SocketModeServer:
     async def _acked_on(self, envelope: Envelope, connection: _Connection) -> bool:
         """Waits for the ack, the connection's end or the 3 s; False leaves the reason for the retry."""
         closed = asyncio.ensure_future(connection.closed.wait())
+        waiting: list[asyncio.Future[Any]] = [envelope.acked, closed]
         try:
             done, _ = await asyncio.wait(
-                [envelope.acked, closed], timeout=self.ack_seconds, return_when=asyncio.FIRST_COMPLETED
+                waiting, timeout=self.ack_seconds, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             closed.cancel()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
+from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -37,9 +38,7 @@ class Directory:
             now = self._clock.now()
             if self._fetched_at is None or now - self._fetched_at > CACHE_FOR:
                 response = await self._client.usergroups_list(include_users=True)
-                self._groups = {
-                    str(group["id"]): frozenset(group.get("users", []))
-                    for group in response.get("usergroups", [])
-                }
+                listed: list[dict[str, Any]] = response.get("usergroups", [])
+                self._groups = {str(group["id"]): frozenset(group.get("users", [])) for group in listed}
                 self._fetched_at = now
             return self._groups

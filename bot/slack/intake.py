@@ -98,8 +98,8 @@ class _Action(BaseModel):
     value: StrictStr | None = None
 
 
-class _User(BaseModel):
-    """The person behind a click or a submit, as the listeners read them."""
+class _User(_Ref):
+    """The person behind a click or a submit, as the listeners read them: a `_Ref` whose id is there."""
 
     id: StrictStr
 

@@ -90,7 +90,8 @@ class Poster:
             # is better than a message that can never be sent.
             log.warning("cannot look for an earlier post of %s in %s (missing_scope); posting", key, channel)
             return None
-        for message in response.get("messages", []):
+        messages: list[dict[str, Any]] = response.get("messages", [])
+        for message in messages:
             if _metadata_key(message) == key:
                 return str(message["ts"])
         return None

@@ -54,6 +54,6 @@ def web_client(token: str, base_url: str, timeout: float) -> CheckedWebClient:
     return CheckedWebClient(
         token=token,
         base_url=base_url,
-        timeout=timeout,  # type: ignore[arg-type]  (annotated int; aiohttp takes seconds as a float)
+        timeout=timeout,  # type: ignore[arg-type]  # slack_sdk annotates int; aiohttp takes seconds as a float
         retry_handlers=retry_handlers(),
     )

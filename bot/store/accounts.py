@@ -7,8 +7,10 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.store.models import Account
+from bot.store.narrow import rowcount, table_of
 from bot.store.upsert import insert
 
 
@@ -26,9 +28,10 @@ async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datet
     rows = await session.execute(
         select(Account)
         .where(
-            Account.home.in_(list(homes)), or_(Account.rested_until.is_(None), Account.rested_until <= now)
+            col(Account.home).in_(list(homes)),
+            or_(col(Account.rested_until).is_(None), col(Account.rested_until) <= now),
         )
-        .order_by(Account.turn, Account.home)
+        .order_by(col(Account.turn), col(Account.home))
     )
     return list(rows.scalars())
 
@@ -41,8 +44,8 @@ async def set_turns(session: AsyncSession, turns: dict[str, int]) -> None:
 
 
 _SET_TURN = (
-    update(Account.__table__)  # type: ignore[arg-type]
-    .where(Account.__table__.c.home == bindparam("b_home"))  # type: ignore[attr-defined]
+    update(table_of(Account))
+    .where(table_of(Account).c.home == bindparam("b_home"))
     .values(turn=bindparam("b_turn"))
 )
 
@@ -51,11 +54,14 @@ async def rest(session: AsyncSession, home: str, until: datetime, reason: str) -
     """Rest an account until `until`; a longer rest already in place is kept."""
     result = await session.execute(
         update(Account)
-        .where(Account.home == home, or_(Account.rested_until.is_(None), Account.rested_until < until))
+        .where(
+            col(Account.home) == home,
+            or_(col(Account.rested_until).is_(None), col(Account.rested_until) < until),
+        )
         .values(rested_until=until, rest_reason=reason)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def all_accounts(session: AsyncSession) -> list[Account]:
-    return list((await session.execute(select(Account).order_by(Account.home))).scalars())
+    return list((await session.execute(select(Account).order_by(col(Account.home)))).scalars())

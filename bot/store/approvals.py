@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.store.models import Approval
 from bot.store.upsert import insert
@@ -20,15 +21,15 @@ async def add_approval(
         insert(session, Approval)
         .values(request_id=request_id, revision=revision, user_id=user_id, at=now)
         .on_conflict_do_nothing(index_elements=["request_id", "revision", "user_id"])
-        .returning(Approval.id)
+        .returning(col(Approval.id))
     )
     return (await session.execute(statement)).first() is not None
 
 
 async def approvers(session: AsyncSession, request_id: int, revision: int) -> list[str]:
     rows = await session.execute(
-        select(Approval.user_id)
-        .where(Approval.request_id == request_id, Approval.revision == revision)
-        .order_by(Approval.id)
+        select(col(Approval.user_id))
+        .where(col(Approval.request_id) == request_id, col(Approval.revision) == revision)
+        .order_by(col(Approval.id))
     )
     return list(rows.scalars())

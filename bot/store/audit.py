@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.policy import BOT_ACTOR
 from bot.store.models import AuditEvent, Run, RunRequest
@@ -59,13 +60,15 @@ async def record_run(
 async def editors(session: AsyncSession, request_id: int) -> set[str]:
     """Everyone who edited the request: each is held to the requester's rules for what they shaped."""
     rows = await session.execute(
-        select(AuditEvent.actor).where(AuditEvent.request_id == request_id, AuditEvent.action == "edited")
+        select(col(AuditEvent.actor)).where(
+            col(AuditEvent.request_id) == request_id, col(AuditEvent.action) == "edited"
+        )
     )
     return set(rows.scalars())
 
 
 async def events_for(session: AsyncSession, request_id: int) -> list[AuditEvent]:
     rows = await session.execute(
-        select(AuditEvent).where(AuditEvent.request_id == request_id).order_by(AuditEvent.id)
+        select(AuditEvent).where(col(AuditEvent.request_id) == request_id).order_by(col(AuditEvent.id))
     )
     return list(rows.scalars())

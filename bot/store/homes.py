@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.states import RequestState, RunState
 from bot.store.models import HomeViewer, Run, RunRequest
@@ -21,15 +22,15 @@ async def add_viewer(session: AsyncSession, user_id: str, now: datetime) -> None
 
 
 async def viewers(session: AsyncSession) -> list[str]:
-    rows = await session.execute(select(HomeViewer.user_id).order_by(HomeViewer.user_id))
+    rows = await session.execute(select(col(HomeViewer.user_id)).order_by(col(HomeViewer.user_id)))
     return list(rows.scalars())
 
 
 async def pending_requests(session: AsyncSession, limit: int = 20) -> list[RunRequest]:
     rows = await session.execute(
         select(RunRequest)
-        .where(RunRequest.state == RequestState.PENDING)
-        .order_by(RunRequest.id)
+        .where(col(RunRequest.state) == RequestState.PENDING)
+        .order_by(col(RunRequest.id))
         .limit(limit)
     )
     return list(rows.scalars())
@@ -38,9 +39,9 @@ async def pending_requests(session: AsyncSession, limit: int = 20) -> list[RunRe
 async def runs_of(session: AsyncSession, user_id: str, limit: int = 10) -> list[tuple[RunRequest, Run]]:
     rows = await session.execute(
         select(RunRequest, Run)
-        .join(Run, Run.request_id == RunRequest.id)
-        .where(RunRequest.requester == user_id)
-        .order_by(Run.id.desc())
+        .join(Run, col(Run.request_id) == col(RunRequest.id))
+        .where(col(RunRequest.requester) == user_id)
+        .order_by(col(Run.id).desc())
         .limit(limit)
     )
     return [(request, run) for request, run in rows.all()]
@@ -49,9 +50,9 @@ async def runs_of(session: AsyncSession, user_id: str, limit: int = 10) -> list[
 async def last_finished(session: AsyncSession, category: str, limit: int = 5) -> list[tuple[RunRequest, Run]]:
     rows = await session.execute(
         select(RunRequest, Run)
-        .join(Run, Run.request_id == RunRequest.id)
-        .where(RunRequest.category == category, Run.state == RunState.FINISHED)
-        .order_by(Run.finished_at.desc())
+        .join(Run, col(Run.request_id) == col(RunRequest.id))
+        .where(col(RunRequest.category) == category, col(Run.state) == RunState.FINISHED)
+        .order_by(col(Run.finished_at).desc())
         .limit(limit)
     )
     return [(request, run) for request, run in rows.all()]

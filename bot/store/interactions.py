@@ -7,6 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.store.models import SeenInteraction
 from bot.store.upsert import insert
@@ -19,10 +20,10 @@ async def first_sight(session: AsyncSession, key: str, now: datetime) -> bool:
         insert(session, SeenInteraction)
         .values(key=key, seen_at=now)
         .on_conflict_do_nothing(index_elements=["key"])
-        .returning(SeenInteraction.key)
+        .returning(col(SeenInteraction.key))
     )
     return (await session.execute(statement)).first() is not None
 
 
 async def forget_before(session: AsyncSession, cutoff: datetime) -> None:
-    await session.execute(delete(SeenInteraction).where(SeenInteraction.seen_at < cutoff))
+    await session.execute(delete(SeenInteraction).where(col(SeenInteraction.seen_at) < cutoff))

@@ -18,10 +18,12 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import RunState
 from bot.store.models import Lane, Run
+from bot.store.narrow import rowcount, table_of
 
 
 def _update(entity: type[Lane]) -> Any:
@@ -32,24 +34,26 @@ def _update(entity: type[Lane]) -> Any:
 async def running_lanes_with_run_state(session: AsyncSession) -> list[tuple[Lane, RunState]]:
     """Every running lane with its run's state, in one query (the watcher's view each tick)."""
     rows = await session.execute(
-        select(Lane, Run.state)
-        .join(Run, Run.id == Lane.run_id)
-        .where(Lane.state == LaneStatus.RUNNING)
-        .order_by(Lane.id)
+        select(Lane, col(Run.state))
+        .join(Run, col(Run.id) == col(Lane.run_id))
+        .where(col(Lane.state) == LaneStatus.RUNNING)
+        .order_by(col(Lane.id))
     )
     return [(lane, state) for lane, state in rows.all()]
 
 
 async def running_lanes(session: AsyncSession) -> list[Lane]:
-    rows = await session.execute(select(Lane).where(Lane.state == LaneStatus.RUNNING).order_by(Lane.id))
+    rows = await session.execute(
+        select(Lane).where(col(Lane.state) == LaneStatus.RUNNING).order_by(col(Lane.id))
+    )
     return list(rows.scalars())
 
 
 async def count_running(session: AsyncSession, run_id: int | None = None) -> int:
     """Running lanes of one run, or of every run when `run_id` is None (the global slot pool)."""
-    query = select(func.count()).where(Lane.state == LaneStatus.RUNNING)
+    query = select(func.count()).where(col(Lane.state) == LaneStatus.RUNNING)
     if run_id is not None:
-        query = query.where(Lane.run_id == run_id)
+        query = query.where(col(Lane.run_id) == run_id)
     return int((await session.execute(query)).scalar_one())
 
 
@@ -63,9 +67,9 @@ class RunningCounts:
 async def running_counts(session: AsyncSession) -> RunningCounts:
     """Running lanes in total, per run and per account, in one query (the slot pool's bookkeeping)."""
     rows = await session.execute(
-        select(Lane.run_id, Lane.account, func.count())
-        .where(Lane.state == LaneStatus.RUNNING)
-        .group_by(Lane.run_id, Lane.account)
+        select(col(Lane.run_id), col(Lane.account), func.count())
+        .where(col(Lane.state) == LaneStatus.RUNNING)
+        .group_by(col(Lane.run_id), col(Lane.account))
     )
     by_run: dict[int, int] = {}
     by_account: dict[str, int] = {}
@@ -87,11 +91,11 @@ async def ready_units(session: AsyncSession, run_id: int, now: datetime, max_lan
     rows = await session.execute(
         select(Lane)
         .where(
-            Lane.run_id == run_id,
-            Lane.state == LaneStatus.QUEUED,
-            or_(Lane.not_before.is_(None), Lane.not_before <= now),
+            col(Lane.run_id) == run_id,
+            col(Lane.state) == LaneStatus.QUEUED,
+            or_(col(Lane.not_before).is_(None), col(Lane.not_before) <= now),
         )
-        .order_by(Lane.pair_index, Lane.role)
+        .order_by(col(Lane.pair_index), col(Lane.role))
         .limit(limit)
     )
     lanes = list(rows.scalars())
@@ -126,7 +130,7 @@ async def claim_lanes(session: AsyncSession, claims: Sequence[LaneClaim], *, now
     A lane another claimer holds locked is skipped rather than waited for (`SKIP LOCKED`): two
     claimers never wait on each other's rows, in whatever order they lock them.
     """
-    lanes = Lane.__table__.c  # type: ignore[attr-defined]
+    lanes = table_of(Lane).c
     free = await _lock_in_state(session, [claim.lane_id for claim in claims], LaneStatus.QUEUED, skip=True)
     rows = [
         {"b_id": claim.lane_id, "b_account": claim.account, "b_marker": claim.marker}
@@ -144,7 +148,7 @@ async def _lock_in_state(
     """Lock those of `ids` that are in `state` (in id order, so two lockers never deadlock); their ids."""
     if not ids:
         return set()
-    lanes = Lane.__table__.c  # type: ignore[attr-defined]
+    lanes = table_of(Lane).c
     rows = await session.execute(
         select(lanes.id)
         .where(lanes.id.in_(list(ids)), lanes.state == state)
@@ -156,13 +160,13 @@ async def _lock_in_state(
 
 def _guarded(state: LaneStatus) -> Any:
     """`UPDATE lanes … WHERE id = :b_id AND state = <state>`, run once per lane (executemany)."""
-    lanes = Lane.__table__.c  # type: ignore[attr-defined]
-    return update(Lane.__table__).where(lanes.id == bindparam("b_id"), lanes.state == state)  # type: ignore[arg-type]
+    lanes = table_of(Lane).c
+    return update(table_of(Lane)).where(lanes.id == bindparam("b_id"), lanes.state == state)
 
 
 def _column_param(name: str, column: str) -> Any:
     """A per-lane value, typed as its column (a state's value, a UTC time) like a plain value would be."""
-    return bindparam(name, type_=Lane.__table__.c[column].type)  # type: ignore[attr-defined]
+    return bindparam(name, type_=table_of(Lane).c[column].type)
 
 
 _CLAIM = _guarded(LaneStatus.QUEUED).values(
@@ -199,7 +203,7 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
     already settled it learns exactly which of its endings took effect, and counts nothing twice.
     """
     moved = await _lock_in_state(session, [end.lane_id for end in ends], LaneStatus.RUNNING)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "b_id": end.lane_id,
             "b_state": end.outcome.status,
@@ -230,12 +234,12 @@ async def requeue_lane(
     """Running → queued again: an infrastructure failure to retry, or a process lost across a restart."""
     result = await session.execute(
         _update(Lane)
-        .where(Lane.id == lane_id, Lane.state == LaneStatus.RUNNING)
+        .where(col(Lane.id) == lane_id, col(Lane.state) == LaneStatus.RUNNING)
         .values(
             state=LaneStatus.QUEUED,
             not_before=not_before,
             reason=reason,
-            infra_failures=Lane.infra_failures + (1 if infra else 0),
+            infra_failures=col(Lane.infra_failures) + (1 if infra else 0),
             pid=None,
             marker=None,
             stop_kind=None,
@@ -243,35 +247,37 @@ async def requeue_lane(
             killed_at=None,
         )
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def note_stop(session: AsyncSession, lane_id: int, kind: str, now: datetime) -> bool:
     """Record that SIGINT went to the lane (once): the grace period runs from here."""
     result = await session.execute(
         _update(Lane)
-        .where(Lane.id == lane_id, Lane.state == LaneStatus.RUNNING, Lane.stop_sent_at.is_(None))
+        .where(
+            col(Lane.id) == lane_id, col(Lane.state) == LaneStatus.RUNNING, col(Lane.stop_sent_at).is_(None)
+        )
         .values(stop_kind=kind, stop_sent_at=now)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def note_killed(session: AsyncSession, lane_id: int, now: datetime) -> bool:
     result = await session.execute(
         _update(Lane)
-        .where(Lane.id == lane_id, Lane.state == LaneStatus.RUNNING, Lane.killed_at.is_(None))
+        .where(col(Lane.id) == lane_id, col(Lane.state) == LaneStatus.RUNNING, col(Lane.killed_at).is_(None))
         .values(killed_at=now)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def cancel_queued_lanes(session: AsyncSession, run_id: int, now: datetime, reason: str) -> int:
     result = await session.execute(
         _update(Lane)
-        .where(Lane.run_id == run_id, Lane.state == LaneStatus.QUEUED)
+        .where(col(Lane.run_id) == run_id, col(Lane.state) == LaneStatus.QUEUED)
         .values(state=LaneStatus.CANCELLED, reason=reason, finished_at=now)
     )
-    return int(result.rowcount)
+    return rowcount(result)
 
 
 async def has_unfinished_lanes(session: AsyncSession, run_id: int) -> bool:
@@ -284,6 +290,6 @@ async def has_running_lanes(session: AsyncSession, run_id: int) -> bool:
 
 async def _has_lanes_in(session: AsyncSession, run_id: int, states: Sequence[LaneStatus]) -> bool:
     rows = await session.execute(
-        select(Lane.id).where(Lane.run_id == run_id, Lane.state.in_(list(states))).limit(1)
+        select(col(Lane.id)).where(col(Lane.run_id) == run_id, col(Lane.state).in_(list(states))).limit(1)
     )
     return rows.first() is not None

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.store.models import Lease
+from bot.store.narrow import rowcount
 
 ENGINE_LEASE = "engine"
 
@@ -28,7 +31,7 @@ class Claimant:
 
 
 async def get_lease(session: AsyncSession, name: str = ENGINE_LEASE) -> Lease | None:
-    return (await session.execute(select(Lease).where(Lease.name == name))).scalar_one_or_none()
+    return (await session.execute(select(Lease).where(col(Lease.name) == name))).scalar_one_or_none()
 
 
 async def take(
@@ -42,7 +45,7 @@ async def take(
     name: str = ENGINE_LEASE,
 ) -> bool:
     """Take or renew the lease, if its holder is still `expected_holder` (None: there is no row yet)."""
-    values = {
+    values: dict[str, Any] = {
         "holder": claimant.holder,
         "host": claimant.host,
         "pid": claimant.pid,
@@ -59,19 +62,19 @@ async def take(
         return True
     result = await session.execute(
         update(Lease)
-        .where(Lease.name == name, Lease.holder == expected_holder)
+        .where(col(Lease.name) == name, col(Lease.holder) == expected_holder)
         .values(**values)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def release(session: AsyncSession, holder: str, now: datetime, name: str = ENGINE_LEASE) -> bool:
     """Expire our own lease now, so a successor does not wait out the ttl."""
     result = await session.execute(
-        update(Lease).where(Lease.name == name, Lease.holder == holder).values(expires_at=now)
+        update(Lease).where(col(Lease.name) == name, col(Lease.holder) == holder).values(expires_at=now)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def holds(session: AsyncSession, holder: str, now: datetime, name: str = ENGINE_LEASE) -> bool:
@@ -79,6 +82,6 @@ async def holds(session: AsyncSession, holder: str, now: datetime, name: str = E
     read FOR SHARE (PostgreSQL; SQLite's write lock already covers it), so a successor's takeover waits
     until that transaction has committed and then sees everything it did."""
     lease = (
-        await session.execute(select(Lease).where(Lease.name == name).with_for_update(read=True))
+        await session.execute(select(Lease).where(col(Lease.name) == name).with_for_update(read=True))
     ).scalar_one_or_none()
     return lease is not None and lease.holder == holder and lease.expires_at > now

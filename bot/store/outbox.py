@@ -7,9 +7,11 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy import text as sql_text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain import outbox_keys
 from bot.store.models import ONE_PENDING_WHERE, OutboxItem, OutboxKind, OutboxState, RunRequest
+from bot.store.narrow import rowcount, table_of
 from bot.store.runs import request_id_of
 from bot.store.upsert import insert
 
@@ -54,7 +56,7 @@ async def enqueue(
     # The partial unique index (one pending row per target) is where two writers meet.
     conflict = {"index_elements": ["target"], "index_where": sql_text(ONE_PENDING_WHERE)}
     if kind in REDRAWN_KINDS:
-        generation = OutboxItem.__table__.c.generation  # type: ignore[attr-defined]
+        generation = table_of(OutboxItem).c.generation
         statement = row.on_conflict_do_update(**conflict, set_={"generation": generation + 1})
     else:
         statement = row.on_conflict_do_nothing(**conflict)
@@ -66,11 +68,11 @@ async def due(session: AsyncSession, now: datetime, limit: int = 50, after_id: i
     rows = await session.execute(
         select(OutboxItem)
         .where(
-            OutboxItem.state == OutboxState.PENDING,
-            OutboxItem.next_attempt_at <= now,
-            OutboxItem.id > after_id,  # type: ignore[operator]
+            col(OutboxItem.state) == OutboxState.PENDING,
+            col(OutboxItem.next_attempt_at) <= now,
+            col(OutboxItem.id) > after_id,
         )
-        .order_by(OutboxItem.id)
+        .order_by(col(OutboxItem.id))
         .limit(limit)
     )
     return list(rows.scalars())
@@ -82,9 +84,9 @@ async def channels_of(session: AsyncSession, items: list[OutboxItem]) -> dict[in
     if not wanted:
         return {}
     rows = await session.execute(
-        select(RunRequest.id, RunRequest.channel_id).where(RunRequest.id.in_(wanted))  # type: ignore[union-attr]
+        select(col(RunRequest.id), col(RunRequest.channel_id)).where(col(RunRequest.id).in_(wanted))
     )
-    return {int(request_id): channel for request_id, channel in rows.all()}
+    return {request_id: channel for request_id, channel in rows.all() if request_id is not None}
 
 
 async def get_due(session: AsyncSession, item_id: int, now: datetime) -> OutboxItem | None:
@@ -92,9 +94,9 @@ async def get_due(session: AsyncSession, item_id: int, now: datetime) -> OutboxI
     was listed, or bumped its generation."""
     rows = await session.execute(
         select(OutboxItem).where(
-            OutboxItem.id == item_id,
-            OutboxItem.state == OutboxState.PENDING,
-            OutboxItem.next_attempt_at <= now,
+            col(OutboxItem.id) == item_id,
+            col(OutboxItem.state) == OutboxState.PENDING,
+            col(OutboxItem.next_attempt_at) <= now,
         )
     )
     return rows.scalars().first()
@@ -102,7 +104,9 @@ async def get_due(session: AsyncSession, item_id: int, now: datetime) -> OutboxI
 
 async def note_post_attempt(session: AsyncSession, item_id: int, now: datetime) -> None:
     """Before a chat.postMessage: from now on a re-send looks for the message first."""
-    await session.execute(update(OutboxItem).where(OutboxItem.id == item_id).values(post_attempted_at=now))
+    await session.execute(
+        update(OutboxItem).where(col(OutboxItem.id) == item_id).values(post_attempted_at=now)
+    )
 
 
 async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> bool:
@@ -110,14 +114,14 @@ async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> b
     again at once, with its attempts reset: the send itself succeeded). False in that case."""
     sent = await session.execute(
         update(OutboxItem)
-        .where(OutboxItem.id == item.id, OutboxItem.generation == item.generation)
+        .where(col(OutboxItem.id) == item.id, col(OutboxItem.generation) == item.generation)
         .values(state=OutboxState.SENT, sent_at=now)
     )
-    if sent.rowcount:
+    if rowcount(sent):
         return True
     await session.execute(
         update(OutboxItem)
-        .where(OutboxItem.id == item.id, OutboxItem.state == OutboxState.PENDING)
+        .where(col(OutboxItem.id) == item.id, col(OutboxItem.state) == OutboxState.PENDING)
         .values(attempts=0, next_attempt_at=now, error=None)
     )
     return False
@@ -126,14 +130,14 @@ async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> b
 async def set_aside(session: AsyncSession, item_id: int, error: str) -> None:
     """Give the row up with its reason: Slack refused it for good, or it cannot be rendered."""
     await session.execute(
-        update(OutboxItem).where(OutboxItem.id == item_id).values(state=OutboxState.DEAD, error=error)
+        update(OutboxItem).where(col(OutboxItem.id) == item_id).values(state=OutboxState.DEAD, error=error)
     )
 
 
 async def count_set_aside(session: AsyncSession) -> int:
     """Rows given up, for the admins' App Home: each one is a message somebody did not get."""
     rows = await session.execute(
-        select(func.count()).select_from(OutboxItem).where(OutboxItem.state == OutboxState.DEAD)
+        select(func.count()).select_from(OutboxItem).where(col(OutboxItem.state) == OutboxState.DEAD)
     )
     return int(rows.scalar_one())
 
@@ -143,14 +147,14 @@ async def postpone(
 ) -> None:
     await session.execute(
         update(OutboxItem)
-        .where(OutboxItem.id == item_id)
+        .where(col(OutboxItem.id) == item_id)
         .values(attempts=attempts, next_attempt_at=until, error=error)
     )
 
 
 async def exists(session: AsyncSession, target: str) -> bool:
     """Whether a message with this target was ever queued: milestones are posted once."""
-    rows = await session.execute(select(OutboxItem.id).where(OutboxItem.target == target).limit(1))
+    rows = await session.execute(select(col(OutboxItem.id)).where(col(OutboxItem.target) == target).limit(1))
     return rows.first() is not None
 
 
@@ -181,10 +185,10 @@ async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> OutboxIt
         return None
     rows = await session.execute(
         select(OutboxItem).where(
-            OutboxItem.state == OutboxState.PENDING,
-            OutboxItem.kind.in_(list(THREAD_KINDS)),
-            func.coalesce(OutboxItem.request_id, OutboxItem.run_id) == thread,
-            OutboxItem.id != item.id,
+            col(OutboxItem.state) == OutboxState.PENDING,
+            col(OutboxItem.kind).in_(list(THREAD_KINDS)),
+            func.coalesce(col(OutboxItem.request_id), col(OutboxItem.run_id)) == thread,
+            col(OutboxItem.id) != item.id,
         )
     )
     mine = thread_order(item)
@@ -194,11 +198,11 @@ async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> OutboxIt
 async def pending_threads(session: AsyncSession, now: datetime) -> list[int]:
     """Requests with thread replies due now: their milestones are brought up to date before any goes."""
     rows = await session.execute(
-        select(func.coalesce(OutboxItem.request_id, OutboxItem.run_id))
+        select(func.coalesce(col(OutboxItem.request_id), col(OutboxItem.run_id)))
         .where(
-            OutboxItem.state == OutboxState.PENDING,
-            OutboxItem.kind.in_(list(THREAD_KINDS)),
-            OutboxItem.next_attempt_at <= now,
+            col(OutboxItem.state) == OutboxState.PENDING,
+            col(OutboxItem.kind).in_(list(THREAD_KINDS)),
+            col(OutboxItem.next_attempt_at) <= now,
         )
         .distinct()
     )

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.store.models import PaceBudget
 from bot.store.upsert import insert
@@ -102,7 +103,7 @@ async def release(session: AsyncSession, budget: Budget, target: str, reserved: 
 
 async def _locked(session: AsyncSession, budget: Budget, now: datetime) -> Sends:
     """The budget's row, locked until the caller's transaction ends (made on first use)."""
-    query = select(PaceBudget.state).where(PaceBudget.name == budget.name).with_for_update()
+    query = select(col(PaceBudget.state)).where(col(PaceBudget.name) == budget.name).with_for_update()
     text = (await session.execute(query)).scalar_one_or_none()
     if text is None:
         statement = insert(session, PaceBudget).values(name=budget.name, state="{}")
@@ -112,4 +113,6 @@ async def _locked(session: AsyncSession, budget: Budget, now: datetime) -> Sends
 
 
 async def _store(session: AsyncSession, budget: Budget, sends: Sends) -> None:
-    await session.execute(update(PaceBudget).where(PaceBudget.name == budget.name).values(state=sends.dump()))
+    await session.execute(
+        update(PaceBudget).where(col(PaceBudget.name) == budget.name).values(state=sends.dump())
+    )

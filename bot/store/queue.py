@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import STARTABLE_RUN_STATES, RunState
@@ -46,27 +47,31 @@ async def queue_position(session: AsyncSession, run_id: int) -> int | None:
 
 async def mean_lane_seconds(session: AsyncSession, run: Run) -> float | None:
     """Mean duration of recent finished lanes comparable to `run`'s: of its suites, else of its model."""
-    suites = (await session.execute(select(Lane.suite).where(Lane.run_id == run.id).distinct())).scalars()
-    same_suite = await _mean_seconds(session, Lane.suite.in_(list(suites)))
+    suites = (
+        await session.execute(select(col(Lane.suite)).where(col(Lane.run_id) == run.id).distinct())
+    ).scalars()
+    same_suite = await _mean_seconds(session, col(Lane.suite).in_(list(suites)))
     if same_suite is not None:
         return same_suite
-    same_model = Lane.run_id.in_(select(Run.id).where(Run.model == run.model))
+    same_model = col(Lane.run_id).in_(select(col(Run.id)).where(col(Run.model) == run.model))
     return await _mean_seconds(session, same_model)
 
 
 async def _mean_seconds(session: AsyncSession, *where: Any) -> float | None:
     rows = await session.execute(
-        select(Lane.started_at, Lane.finished_at)
+        select(col(Lane.started_at), col(Lane.finished_at))
         .where(
-            Lane.state.in_(list(_MEASURED)),
-            Lane.started_at.is_not(None),
-            Lane.finished_at.is_not(None),
+            col(Lane.state).in_(list(_MEASURED)),
+            col(Lane.started_at).is_not(None),
+            col(Lane.finished_at).is_not(None),
             *where,
         )
-        .order_by(Lane.finished_at.desc())
+        .order_by(col(Lane.finished_at).desc())
         .limit(DURATION_SAMPLE)
     )
-    durations = [(end - start).total_seconds() for start, end in rows.all()]
+    durations = [
+        (end - start).total_seconds() for start, end in rows.all() if start is not None and end is not None
+    ]
     return sum(durations) / len(durations) if durations else None
 
 
@@ -101,9 +106,9 @@ async def _work_ahead(
 
 async def _lane_counts(session: AsyncSession) -> tuple[dict[int, int], dict[int, int]]:
     rows = await session.execute(
-        select(Lane.run_id, Lane.state, func.count())
-        .where(Lane.state.in_([LaneStatus.QUEUED, LaneStatus.RUNNING]))
-        .group_by(Lane.run_id, Lane.state)
+        select(col(Lane.run_id), col(Lane.state), func.count())
+        .where(col(Lane.state).in_([LaneStatus.QUEUED, LaneStatus.RUNNING]))
+        .group_by(col(Lane.run_id), col(Lane.state))
     )
     queued: dict[int, int] = {}
     running: dict[int, int] = {}

@@ -7,9 +7,11 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.states import RequestState, check_request_move
 from bot.store.models import RunRequest
+from bot.store.narrow import rowcount
 
 
 async def create_request(session: AsyncSession, request: RunRequest) -> RunRequest | None:
@@ -27,7 +29,7 @@ async def create_request(session: AsyncSession, request: RunRequest) -> RunReque
 
 
 async def by_trigger(session: AsyncSession, trigger_id: str) -> RunRequest | None:
-    rows = await session.execute(select(RunRequest).where(RunRequest.trigger_id == trigger_id))
+    rows = await session.execute(select(RunRequest).where(col(RunRequest.trigger_id) == trigger_id))
     return rows.scalar_one_or_none()
 
 
@@ -56,7 +58,7 @@ async def decide(
         .where(*_pending_at(request_id, revision))
         .values(state=to, decided_by=actor, decided_at=now, reason=reason)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def hold_revision(session: AsyncSession, request_id: int, revision: int) -> bool:
@@ -70,7 +72,7 @@ async def hold_revision(session: AsyncSession, request_id: int, revision: int) -
         update(RunRequest)
         .where(*_pending_at(request_id, revision))
         .values(revision=revision)
-        .returning(RunRequest.id)
+        .returning(col(RunRequest.id))
     )
     return result.first() is not None
 
@@ -99,13 +101,13 @@ async def revise(
             change_note=change_note,
         )
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def set_checks(session: AsyncSession, request_id: int, revision: int, checks_json: str) -> None:
     await session.execute(
         update(RunRequest)
-        .where(RunRequest.id == request_id, RunRequest.revision == revision)
+        .where(col(RunRequest.id) == request_id, col(RunRequest.revision) == revision)
         .values(checks_json=checks_json)
     )
 
@@ -113,14 +115,16 @@ async def set_checks(session: AsyncSession, request_id: int, revision: int, chec
 async def pending_due(session: AsyncSession, now: datetime) -> list[RunRequest]:
     """Pending requests past their expiry."""
     rows = await session.execute(
-        select(RunRequest).where(RunRequest.state == RequestState.PENDING, RunRequest.expires_at <= now)
+        select(RunRequest).where(
+            col(RunRequest.state) == RequestState.PENDING, col(RunRequest.expires_at) <= now
+        )
     )
     return list(rows.scalars())
 
 
 async def pending(session: AsyncSession) -> list[RunRequest]:
     rows = await session.execute(
-        select(RunRequest).where(RunRequest.state == RequestState.PENDING).order_by(RunRequest.id)
+        select(RunRequest).where(col(RunRequest.state) == RequestState.PENDING).order_by(col(RunRequest.id))
     )
     return list(rows.scalars())
 
@@ -128,19 +132,19 @@ async def pending(session: AsyncSession) -> list[RunRequest]:
 async def mark_reminded(session: AsyncSession, request_id: int, now: datetime) -> bool:
     """Remember the last reminder, so the next one waits a full interval."""
     result = await session.execute(
-        update(RunRequest).where(RunRequest.id == request_id).values(reminded_at=now)
+        update(RunRequest).where(col(RunRequest.id) == request_id).values(reminded_at=now)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def set_card_ts(session: AsyncSession, request_id: int, ts: str) -> None:
-    await session.execute(update(RunRequest).where(RunRequest.id == request_id).values(card_ts=ts))
+    await session.execute(update(RunRequest).where(col(RunRequest.id) == request_id).values(card_ts=ts))
 
 
 def _pending_at(request_id: int, revision: int) -> tuple[ColumnElement[bool], ...]:
     """The guard of every change a click makes to a request: still pending, still at the revision seen."""
     return (
-        RunRequest.id == request_id,
-        RunRequest.state == RequestState.PENDING,
-        RunRequest.revision == revision,
+        col(RunRequest.id) == request_id,
+        col(RunRequest.state) == RequestState.PENDING,
+        col(RunRequest.revision) == revision,
     )

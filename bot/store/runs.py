@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import case, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import (
@@ -22,6 +23,7 @@ from bot.domain.states import (
     check_run_move,
 )
 from bot.store.models import Lane, Run, RunRequest
+from bot.store.narrow import rowcount
 
 __all__ = [
     "active_runs",
@@ -61,7 +63,7 @@ async def create_run(session: AsyncSession, run: Run, lanes: Sequence[Lane]) -> 
     session.add(run)
     await session.flush()
     for lane in lanes:
-        lane.run_id = run.id  # type: ignore[assignment]
+        lane.run_id = run.id
         session.add(lane)
     await session.flush()
     return run
@@ -73,7 +75,7 @@ async def get_run(session: AsyncSession, run_id: int) -> Run | None:
 
 async def run_lanes(session: AsyncSession, run_id: int) -> list[Lane]:
     rows = await session.execute(
-        select(Lane).where(Lane.run_id == run_id).order_by(Lane.pair_index, Lane.role)
+        select(Lane).where(col(Lane.run_id) == run_id).order_by(col(Lane.pair_index), col(Lane.role))
     )
     return list(rows.scalars())
 
@@ -85,16 +87,16 @@ def _update(entity: type[Lane] | type[Run]) -> Any:
 
 def queue_order() -> tuple[Any, ...]:
     """`official` before `staging`, then first come (approved) first served."""
-    priority = case((RunRequest.category == "official", 0), else_=1)
-    return (priority, Run.created_at, Run.id)
+    priority = case((col(RunRequest.category) == "official", 0), else_=1)
+    return (priority, col(Run.created_at), col(Run.id))
 
 
 async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_RUN_STATES) -> list[Run]:
     """Runs in `states`, in queue order."""
     rows = await session.execute(
         select(Run)
-        .join(RunRequest, RunRequest.id == Run.request_id)
-        .where(Run.state.in_(list(states)))
+        .join(RunRequest, col(RunRequest.id) == col(Run.request_id))
+        .where(col(Run.state).in_(list(states)))
         .order_by(*queue_order())
     )
     return list(rows.scalars())
@@ -104,8 +106,8 @@ async def queued_request(session: AsyncSession, run_id: int) -> tuple[Run, RunRe
     """The run, if it has not started yet, with the request it was approved from."""
     rows = await session.execute(
         select(Run, RunRequest)
-        .join(RunRequest, RunRequest.id == Run.request_id)
-        .where(Run.id == run_id, Run.state == RunState.QUEUED)
+        .join(RunRequest, col(RunRequest.id) == col(Run.request_id))
+        .where(col(Run.id) == run_id, col(Run.state) == RunState.QUEUED)
     )
     row = rows.first()
     return None if row is None else (row[0], row[1])
@@ -115,13 +117,15 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
     """Runs with nothing left to do: no lane queued or running (stopping runs: none running)."""
 
     def lanes_in(*states: LaneStatus) -> Any:
-        return select(Lane.id).where(Lane.run_id == Run.id, Lane.state.in_(states)).exists()
+        return (
+            select(col(Lane.id)).where(col(Lane.run_id) == col(Run.id), col(Lane.state).in_(states)).exists()
+        )
 
     rows = await session.execute(
         select(Run).where(
             or_(
-                Run.state.in_(UNDER_WAY_RUN_STATES) & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
-                Run.state.in_(STOPPING_RUN_STATES) & ~lanes_in(LaneStatus.RUNNING),
+                col(Run.state).in_(UNDER_WAY_RUN_STATES) & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
+                col(Run.state).in_(STOPPING_RUN_STATES) & ~lanes_in(LaneStatus.RUNNING),
             )
         )
     )
@@ -136,9 +140,11 @@ async def move_run(
     A move the state machine does not allow (`bot/domain/states.py`) is a bug: ValueError."""
     check_run_move(from_states, to)
     result = await session.execute(
-        _update(Run).where(Run.id == run_id, Run.state.in_(list(from_states))).values(state=to, **values)
+        _update(Run)
+        .where(col(Run.id) == run_id, col(Run.state).in_(list(from_states)))
+        .values(state=to, **values)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 async def mark_run_started(session: AsyncSession, run_id: int, now: datetime) -> bool:
@@ -149,11 +155,11 @@ async def count_attempts(session: AsyncSession, run_id: int, *, attempts: int, i
     """Lane attempts that ended (and how many failed on infrastructure): the pause rule reads these."""
     await session.execute(
         _update(Run)
-        .where(Run.id == run_id)
+        .where(col(Run.id) == run_id)
         .values(
-            attempts_done=Run.attempts_done + attempts,
-            infra_failures=Run.infra_failures + infra,
-            infra_failures_total=Run.infra_failures_total + infra,
+            attempts_done=col(Run.attempts_done) + attempts,
+            infra_failures=col(Run.infra_failures) + infra,
+            infra_failures_total=col(Run.infra_failures_total) + infra,
         )
     )
 
@@ -162,7 +168,7 @@ async def link_rerun(session: AsyncSession, request_id: int, run_id: int) -> boo
     """Mark a request as the rerun of `run_id` (once)."""
     result = await session.execute(
         update(RunRequest)
-        .where(RunRequest.id == request_id, RunRequest.rerun_of.is_(None))
+        .where(col(RunRequest.id) == request_id, col(RunRequest.rerun_of).is_(None))
         .values(rerun_of=run_id)
     )
-    return result.rowcount == 1
+    return rowcount(result) == 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy import DateTime, Enum
 from sqlalchemy.engine import Dialect
@@ -26,7 +25,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         utc = value.astimezone(UTC)
         return utc if dialect.name == "postgresql" else utc.replace(tzinfo=None)
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

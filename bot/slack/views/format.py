@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.domain.mrkdwn import clip, escape
+from bot.domain.mrkdwn import clip as clip  # re-exported: the views cut and escape through this module
+from bot.domain.mrkdwn import escape as escape
 from bot.domain.spec import RunSpec
 
 # Slack's limits (api.slack.com/reference/block-kit), as slack_sdk and the playground enforce them.
