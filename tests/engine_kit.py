@@ -147,7 +147,7 @@ async def engine_kit(
     await store.create_tables()
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {**os.environ, "HOME": str(home), "CSB_STANDIN_SCRIPT": str(tmp_path / "standin-script.json")}
+    env = {**os.environ, "HOME": str(home), "HARBOR_STANDIN_SCRIPT": str(tmp_path / "standin-script.json")}
     kit = EngineKit(
         tmp=tmp_path,
         repo=repo,
