@@ -49,7 +49,7 @@ def build_engine(
     dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant, redact)
     watcher = Watcher(store, executor, launch.repo, clock, config, redact)
     reconciler = Reconciler(store, executor, launch.repo, clock)
-    pins = LaunchPins(store, Catalog(launch.repo), clock)
+    pins = LaunchPins(store, Catalog(launch.repo), clock, redact)
     after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock, redact)
     return Engine(
         store, clock, dispatcher, watcher, reconciler, pins, lease, executor, after_batch, eager=eager

@@ -75,6 +75,7 @@ def run_playground(host: str, port: int, *, socket_mode: bool = False) -> int:
     Socket Mode the bot connects to the stand-in once the port is open."""
     app = build_playground(host, port, socket_mode=socket_mode)
     bot = app[BOT_KEY]
+    bot.redact_logs()  # the stand-in's tokens are throwaway; the database URL may not be
     problems = checkout_problems(bot.settings)
     if problems:
         raise InfraError("; ".join(problems))
