@@ -2,7 +2,7 @@
 outcomes as on the local executor; Cancel stops the jobs; a restarted bot submits nothing twice; a
 head that restarted (or was away) loses its lanes, which are retried; a job Ray never starts, or fails
 itself (before the lane ran, or by its supervisor's death under it), is an infrastructure failure with
-Ray's reason in one line. The job listing never carries a Slack secret or the Ray token."""
+Ray's reason in one line. The job listing never carries a Slack secret, the Ray token or the database URL."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ SECRETS = {
     "SLACK_BOT_TOKEN": "xoxb-never-on-ray-51c2",
     "SLACK_SIGNING_SECRET": "signing-never-on-ray-9d0e",
     "CSB_RAY_TOKEN": "ray-token-never-on-ray-77aa",
+    "CSB_DATABASE_URL": "postgresql+asyncpg://csb:db-pass-never-on-ray-3f1a@db.example/csb",
 }
 
 
@@ -124,8 +125,11 @@ async def test_a_paired_run_is_one_job_per_lane_and_no_secret_reaches_ray(
         assert {job.status for job in jobs.values()} == {JobStatus.SUCCEEDED}
         assert all(lane.attempt == 1 and lane.exit_code == 0 for lane in lanes)
         listing = raw_listing(ray_head)
-        assert "SLACK_" not in listing and "CSB_RAY_TOKEN" not in listing
+        assert (
+            "SLACK_" not in listing and "CSB_RAY_TOKEN" not in listing and "CSB_DATABASE_URL" not in listing
+        )
         assert not any(secret in listing for secret in SECRETS.values())
+        assert "db-pass-never-on-ray-3f1a" not in listing
         env = json.loads(listing)[0]["runtime_env"]["env_vars"]
         assert {"HOME", "BASELINE_MCP_TYPE", MARKER_ENV} <= set(env)
 
