@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and be
 from idle import run_until_idle  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
+from bot.csb.child_env import child_environ  # noqa: E402
 from bot.csb.command import LaunchConfig, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
@@ -171,7 +172,7 @@ def launch_config(root: Path, repo: Path, harbor: Path) -> LaunchConfig:
     return LaunchConfig(
         repo=repo,
         harbor=str(harbor),
-        base_env={"PATH": "/usr/bin:/bin", "HOME": str(root)},
+        base_env=child_environ({"PATH": "/usr/bin:/bin", "HOME": str(root)}),
         timeout_multiplier=10,
         daytona=False,
     )

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from dispatch import LANES, lane_rows, make_checkout, queue_bench_run  # noqa: E402
 from idle import run_until_idle  # noqa: E402
 
+from bot.csb.child_env import child_environ  # noqa: E402
 from bot.csb.command import LaunchConfig, job_name, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
@@ -91,7 +92,7 @@ async def run_bot(root: Path, repo: Path, harbor: Path, address: str) -> tuple[f
     launch = LaunchConfig(
         repo=repo,
         harbor=str(harbor),
-        base_env={"PATH": "/usr/bin:/bin", "HOME": str(root)},
+        base_env=child_environ({"PATH": "/usr/bin:/bin", "HOME": str(root)}),
         timeout_multiplier=10,
         daytona=False,
     )

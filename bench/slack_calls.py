@@ -279,8 +279,8 @@ async def run(root: Path, args: argparse.Namespace, standin: SlackStandin) -> Ou
             csb_harbor=str(harbor),
         )  # type: ignore[call-arg]
         environ = {**os.environ, "SOURCEGRAPH_ACCESS_TOKEN": "bench-placeholder"}
-        environ.pop("CSB_STANDIN_SCRIPT", None)
-        environ["CSB_STANDIN_DELAY"] = str(args.delay)
+        environ.pop("HARBOR_STANDIN_SCRIPT", None)
+        environ["HARBOR_STANDIN_DELAY"] = str(args.delay)
         bot = build_bot(settings, environ=environ)
         bot_server = TestServer(build_web_app(bot, timers=True), host="127.0.0.1")
         await bot_server.start_server()
@@ -499,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=264, help="tasks in the suite file (2 lanes each)")
     parser.add_argument("--parallel", type=int, default=32, help="--parallel of the run and the global slots")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the report")
-    parser.add_argument("--delay", type=float, default=0, help="CSB_STANDIN_DELAY of every lane, seconds")
+    parser.add_argument("--delay", type=float, default=0, help="HARBOR_STANDIN_DELAY of every lane, seconds")
     parser.add_argument("--harbor", choices=("shim", "direct"), default="direct", help="see the docstring")
     args = parser.parse_args(argv)
     skipped = SkippedTicks()

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.csb.catalog import Catalog
 from bot.csb.harbor_probe import probe_harbor
 from bot.domain.errors import CsbBotError
+from bot.domain.redact import Redactor
 from bot.rayjobs.jobs_api import RayJobsClient, RayJobsError
 from bot.settings import BotConfig, ExecutorChoice, Settings, load_settings
 
@@ -19,7 +20,8 @@ RAY_CHECK_TIMEOUT_SEC = 5.0
 
 def run_checks() -> tuple[list[str], list[str]]:
     """The problems (none means ready) and notes on what was found: the Harbor and whether it takes the
-    lane command, and the Ray head when lanes run on Ray."""
+    lane command, and the Ray head when lanes run on Ray. Both are redacted of every secret the bot
+    holds: a probe's output may quote one."""
     try:
         settings = load_settings()
     except CsbBotError as exc:
@@ -49,7 +51,8 @@ def run_checks() -> tuple[list[str], list[str]]:
             problem, note = asyncio.run(ray_head_report(choice))
             problems += [problem] if problem else []
             notes += [note] if note else []
-    return problems, notes
+    redact = Redactor.from_env(os.environ, settings.secret_values(config))
+    return [redact(line) for line in problems], [redact(line) for line in notes]
 
 
 async def ray_head_report(choice: ExecutorChoice) -> tuple[str | None, str | None]:

@@ -213,6 +213,7 @@ def _serve(args: argparse.Namespace) -> int:
     if problems:
         raise InfraError("; ".join(problems))
     bot = build_bot(settings)
+    bot.redact_logs()
     socket_mode = None
     if settings.slack_app_token is not None:
         socket_mode = partial(run_socket_mode, bot.app, settings.slack_app_token.get_secret_value())

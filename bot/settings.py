@@ -6,7 +6,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from pydantic import (
     BaseModel,
@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
 
+from bot.csb.child_env import ChildEnvConfig, child_environ
 from bot.csb.command import LaunchConfig
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
@@ -151,6 +152,7 @@ class BotConfig(BaseModel):
     notifier: NotifierConfig = NotifierConfig()
     server: ServerConfig = ServerConfig()
     policy: PolicyConfig = PolicyConfig()
+    child_env: ChildEnvConfig = ChildEnvConfig()
 
 
 class DatabaseSettings(BaseSettings):
@@ -256,10 +258,18 @@ class Settings(DatabaseSettings):
             )
         return token
 
-    def secret_values(self) -> list[str]:
-        """Every secret setting's value, so text from outside (CSB's scripts) can be redacted."""
+    def secret_values(self, config: BotConfig | None = None) -> list[str]:
+        """Every secret the bot holds, so text leaving it (CSB's scripts, Harbor's logs, `check`) can be
+        redacted: the secret settings, the database password, a password in the Ray head's URL, and
+        the `[executor]` section's token and address."""
         values = [getattr(self, name) for name in type(self).model_fields]
-        return [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
+        found = [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
+        found += _url_password(self.csb_database_url) + _url_password(self.csb_ray_address)
+        if config is not None:
+            section = config.executor
+            found += [section.ray_token.get_secret_value()] if section.ray_token else []
+            found += _url_password(section.ray_address)
+        return found
 
     def executor(self, config: BotConfig) -> ExecutorChoice:
         """Where lanes run: each of CSB_EXECUTOR, CSB_RAY_ADDRESS, CSB_RAY_TOKEN and CSB_RAY_LANE_RESOURCE
@@ -297,11 +307,12 @@ class Settings(DatabaseSettings):
 
     def launch_config(self, config: BotConfig, environ: Mapping[str, str]) -> LaunchConfig:
         """What every lane command of this deployment shares: `serve` launches with it, `check` probes
-        Harbor with it, so both mean the same command."""
+        Harbor with it, so both mean the same command. `environ` is the bot's own environment; every
+        child process starts from its allow-listed part (`[child_env]`), never the bot's settings."""
         return LaunchConfig(
             repo=self.resolved_repo(),
             harbor=self.resolved_harbor(),
-            base_env=environ,
+            base_env=child_environ(environ, config.child_env),
             timeout_multiplier=config.engine.timeout_multiplier,
             daytona=config.engine.daytona,
         )
@@ -324,6 +335,18 @@ class Settings(DatabaseSettings):
             raise InfraError(f"config file {path} is not valid TOML: {exc}") from None
         except ValidationError as exc:
             raise InfraError(f"config file {path} is invalid: {_config_errors(exc)}") from None
+
+
+def _url_password(url: str | None) -> list[str]:
+    """The password in a URL, decoded and as written (percent-encoded), so either form is redacted."""
+    if not url:
+        return []
+    try:
+        password = make_url(url).password
+    except ArgumentError:
+        password = urlsplit(url).password
+    written = urlsplit(url).password
+    return [value for value in {password, written, quote(password or "", safe="")} if value]
 
 
 def _config_errors(exc: ValidationError) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock, SystemClock
-from bot.domain.redact import Redactor
+from bot.domain.redact import RedactingFilter, Redactor
 from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
@@ -44,6 +45,12 @@ class Bot:
     approvals: ApprovalService
     app: AsyncApp
     inflight: InFlight
+    redact: Redactor  # every secret the bot holds, for whatever text leaves it
+
+    def redact_logs(self) -> None:
+        """Every handler of the root logger hides the bot's secrets (call once, in the process serving)."""
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(RedactingFilter(self.redact))
 
     async def start(self) -> None:
         await self.store.create_tables()
@@ -85,10 +92,12 @@ def build_bot(
     environ: Mapping[str, str] | None = None,
     eager_notifier: bool = True,
 ) -> Bot:
-    """`environ` is what lanes inherit and preflight reads (default: this process's environment)."""
+    """`environ` is the bot's own environment (default: this process's): child processes get its
+    allow-listed part (`launch.base_env`); every secret in it or in the settings is redacted."""
     clock = clock or SystemClock()
-    environ = dict(os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
     config = with_csb_default_parallel(settings.load_config(), environ, clock)
+    redact = Redactor.from_env(environ, settings.secret_values(config))
     repo = settings.resolved_repo()
     store = Store(settings.csb_database_url)
     catalog = Catalog(repo)
@@ -101,6 +110,7 @@ def build_bot(
         clock,
         eager=eager_notifier,
         executor_choice=settings.executor(config),
+        redact=redact,
     )
     notifier = Notifier(
         store,
@@ -115,9 +125,9 @@ def build_bot(
     replies = ReplyService(store, clock, direct=reply_now)
     checks = CheckRunner(
         repo,
-        environ,
+        launch.base_env,
         daytona=launch.harbor_env.daytona,  # HARBOR_ENV or the setting
-        redact=Redactor.from_env(environ, settings.secret_values()),
+        redact=redact,
         timeout_s=config.engine.preflight_timeout_sec,
     )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
@@ -152,4 +162,5 @@ def build_bot(
         approvals=approvals,
         app=app,
         inflight=inflight,
+        redact=redact,
     )

@@ -139,7 +139,7 @@ async def world(tmp_path: Path, db_url: str, config_text: str = CONFIG) -> Async
         CSB_REPO=str(repo),
         CSB_HARBOR=str(HARBOR),
         CSB_CONFIG=str(config),
-        CSB_STANDIN_DELAY="0.7",
+        HARBOR_STANDIN_DELAY="0.7",
         SOURCEGRAPH_ACCESS_TOKEN="sgp_test_not_a_real_token",
         PYTHONPATH=str(ROOT),
     )

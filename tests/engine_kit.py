@@ -15,9 +15,11 @@ from typing import Any
 from harness import HARBOR, copy_bench
 
 from bot.csb.catalog import Catalog
+from bot.csb.child_env import child_environ
 from bot.csb.command import LaunchConfig
 from bot.csb.trials import is_trial_folder
 from bot.domain.clock import ManualClock
+from bot.domain.redact import Redactor
 from bot.domain.spec import Category, RunParams
 from bot.engine import Engine, build_engine
 from bot.services.run_plan import plan_run
@@ -42,6 +44,7 @@ class EngineKit:
     harbor: str
     executor: ExecutorChoice = field(default_factory=lambda: ExecutorChoice(kind="local"))
     engines: list[Engine] = field(default_factory=list)
+    redact: Redactor | None = None  # the bot's own (build_bot's); None: the secrets named in the lanes' env
 
     @property
     def script_path(self) -> Path:
@@ -55,9 +58,21 @@ class EngineKit:
         """Another engine on the same database, as a restarted (or a second) bot process would build."""
         cfg = self.config.model_copy(update=config) if config else self.config
         launch = LaunchConfig(
-            repo=self.repo, harbor=self.harbor, base_env=self.env, timeout_multiplier=10, daytona=False
+            repo=self.repo,
+            harbor=self.harbor,
+            base_env=child_environ(self.env),
+            timeout_multiplier=10,
+            daytona=False,
         )
-        engine = build_engine(self.store, launch, cfg, self.clock, eager=False, executor_choice=self.executor)
+        engine = build_engine(
+            self.store,
+            launch,
+            cfg,
+            self.clock,
+            eager=False,
+            executor_choice=self.executor,
+            redact=self.redact,
+        )
         self.engines.append(engine)
         return engine
 
@@ -138,6 +153,7 @@ async def engine_kit(
     url: str | None = None,
     harbor: Path | None = None,
     executor: ExecutorChoice | None = None,
+    redact: Redactor | None = None,
     **config: Any,
 ) -> AsyncIterator[EngineKit]:
     """`url`: the database (the `db_url` fixture's, to run on SQLite and PostgreSQL); SQLite by default.
@@ -147,7 +163,7 @@ async def engine_kit(
     await store.create_tables()
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {**os.environ, "HOME": str(home), "CSB_STANDIN_SCRIPT": str(tmp_path / "standin-script.json")}
+    env = {**os.environ, "HOME": str(home), "HARBOR_STANDIN_SCRIPT": str(tmp_path / "standin-script.json")}
     kit = EngineKit(
         tmp=tmp_path,
         repo=repo,
@@ -157,6 +173,7 @@ async def engine_kit(
         env=env,
         harbor=str(harbor or HARBOR),
         executor=executor or ExecutorChoice(kind="local"),
+        redact=redact,
     )
     kit.script({})
     kit.new_engine()

@@ -19,6 +19,7 @@ from bot.csb import (
     run_dir_name,
     shell_line,
 )
+from bot.csb.child_env import child_environ
 from bot.csb.command import HarborEnv, LaunchConfig, daytona_labels, lane_argv, run_stamp
 from bot.csb.lane_env import EnvLocal, instruction_variant, sourcegraph_repos
 from bot.domain.mrkdwn import escape
@@ -129,7 +130,11 @@ def test_lane_argv_is_the_lane_command_of_this_deployment() -> None:
     lane = {"DAYTONA_LABEL_TASK_ID": "t-001", "BASELINE_MCP_TYPE": "none"}
     base = {"DAYTONA_OVERRIDE_MEMORY": "8192"}
     daytona = LaunchConfig(
-        repo=Path("/csb"), harbor="/opt/harbor", base_env=base, timeout_multiplier=3, daytona=True
+        repo=Path("/csb"),
+        harbor="/opt/harbor",
+        base_env=child_environ(base),
+        timeout_multiplier=3,
+        daytona=True,
     )
     argv = lane_argv(daytona, "p", HAIKU, "j", "csb_r1_l2_a1", lane)
     labels = daytona_labels(lane, HAIKU, "csb_r1_l2_a1")
@@ -139,7 +144,7 @@ def test_lane_argv_is_the_lane_command_of_this_deployment() -> None:
     )
     assert "label_task_id=t-001" in argv and "label_job_name=csb_r1_l2_a1" in argv
     local = LaunchConfig(
-        repo=Path("/csb"), harbor="harbor", base_env={}, timeout_multiplier=10, daytona=False
+        repo=Path("/csb"), harbor="harbor", base_env=child_environ({}), timeout_multiplier=10, daytona=False
     )
     assert lane_argv(local, "p", HAIKU, "j", "csb_r1_l2_a1", lane) == lane_command(
         "harbor", "p", HAIKU, "j", job="csb_r1_l2_a1"
@@ -158,7 +163,7 @@ def test_a_dry_run_prints_the_command_the_engine_would_run() -> None:
         parallel=1,
     )
     launch = LaunchConfig(
-        repo=Path("/csb"), harbor="harbor", base_env={}, timeout_multiplier=10, daytona=True
+        repo=Path("/csb"), harbor="harbor", base_env=child_environ({}), timeout_multiplier=10, daytona=True
     )
     checks = RequestChecks()
     text = "\n".join(plan_text(spec, checks, launch))
@@ -191,9 +196,13 @@ def test_batch_env_is_the_harness_environment() -> None:
         "ANTHROPIC_API_KEY": "placeholder-key",
         "SOURCEGRAPH_ACCESS_TOKEN": "sgp",
     }
-    env = batch_env(base, Path("/csb"), {"SOURCEGRAPH_URL": "https://sg.example", "SLACK_X": "leak"})
+    env = batch_env(
+        child_environ(base), Path("/csb"), {"SOURCEGRAPH_URL": "https://sg.example", "SLACK_X": "leak"}
+    )
     assert env["PYTHONPATH"] == "/csb:/opt/lib"
-    assert batch_env({}, Path("/csb"), {})["PYTHONPATH"] == "/csb:"  # as `$(pwd):${PYTHONPATH:-}`
+    assert (
+        batch_env(child_environ({}), Path("/csb"), {})["PYTHONPATH"] == "/csb:"
+    )  # as `$(pwd):${PYTHONPATH:-}`
     assert (env["USE_SUBSCRIPTION"], env["DOCKER_BUILDKIT"], env["REPO_ROOT"], env["DEBUG_MODE"]) == (
         "true",
         "1",
@@ -203,7 +212,10 @@ def test_batch_env_is_the_harness_environment() -> None:
     assert env["SOURCEGRAPH_URL"] == "https://sg.example" and env["SOURCEGRAPH_ACCESS_TOKEN"] == "sgp"
     assert "ANTHROPIC_API_KEY" not in env
     assert not [key for key in env if key.startswith("SLACK_")]
-    assert batch_env({"ANTHROPIC_API_KEY": "sk-real"}, Path("/csb"), {})["ANTHROPIC_API_KEY"] == "sk-real"
+    assert (
+        batch_env(child_environ({"ANTHROPIC_API_KEY": "sk-real"}), Path("/csb"), {})["ANTHROPIC_API_KEY"]
+        == "sk-real"
+    )
     assert base["SLACK_BOT_TOKEN"] == "xoxb-secret"  # the caller's mapping is untouched
 
 
@@ -220,7 +232,7 @@ def test_lane_env_adds_the_lanes_own_variables() -> None:
         category="staging",
         sourcegraph_repos="sg-evals/a\nsg-evals/b",
     )
-    env = lane_env({"PATH": "/usr/bin", "SLACK_APP_TOKEN": "xapp"}, lane)
+    env = lane_env(child_environ({"PATH": "/usr/bin", "SLACK_APP_TOKEN": "xapp"}), lane)
     assert env == {
         "PATH": "/usr/bin",
         "HOME": "/homes/account2",
@@ -253,20 +265,20 @@ def test_instruction_variant_and_sourcegraph_repos(tmp_path: Path) -> None:
 def test_env_local_gives_only_what_it_exports(tmp_path: Path) -> None:
     """`source .env.local` does not export plain assignments: only exported variables reach Harbor."""
     env_local = EnvLocal(tmp_path)
-    assert env_local.exports({"PATH": "/usr/bin:/bin"}) == {}
+    assert env_local.exports(child_environ({"PATH": "/usr/bin:/bin"})) == {}
     (tmp_path / ".env.local").write_text(
         "SOURCEGRAPH_ACCESS_TOKEN=not-exported\n"
         'export SOURCEGRAPH_URL="https://sg.example"\n'
         "DAYTONA_API_KEY='dk'\nexport DAYTONA_API_KEY\n"
         "export SLACK_BOT_TOKEN=never\n"
     )
-    exports = env_local.exports({"PATH": "/usr/bin:/bin", "KEPT": "1"})
+    exports = env_local.exports(child_environ({"PATH": "/usr/bin:/bin", "KEPT": "1"}))
     assert exports == {
         "SOURCEGRAPH_URL": "https://sg.example",
         "DAYTONA_API_KEY": "dk",
         "SLACK_BOT_TOKEN": "never",
     }
-    assert "SLACK_BOT_TOKEN" not in batch_env({}, tmp_path, exports)
+    assert "SLACK_BOT_TOKEN" not in batch_env(child_environ({}), tmp_path, exports)
 
 
 def test_shell_line_quotes_and_prefixes_the_mcp_type() -> None:

@@ -276,7 +276,7 @@ async def test_a_pause_is_told_after_the_start(tmp_path: Path, monkeypatch: pyte
     behaviours["config-merge-nested-fix-001"] = "crash"
     script = tmp_path / "standin-script.json"
     script.write_text(json.dumps(behaviours))
-    monkeypatch.setenv("CSB_STANDIN_SCRIPT", str(script))
+    monkeypatch.setenv("HARBOR_STANDIN_SCRIPT", str(script))
     pause_soon = "[engine]\ninfra_pause_min_attempts = 4\ninfra_pause_rate = 0.5\n"
     async with running_bot(tmp_path, config_text=pause_soon) as h:
         card = await approved_run(h)

@@ -2,7 +2,7 @@
 outcomes as on the local executor; Cancel stops the jobs; a restarted bot submits nothing twice; a
 head that restarted (or was away) loses its lanes, which are retried; a job Ray never starts, or fails
 itself (before the lane ran, or by its supervisor's death under it), is an infrastructure failure with
-Ray's reason in one line. The job listing never carries a Slack secret or the Ray token."""
+Ray's reason in one line. The job listing never carries a Slack secret, the Ray token or the database URL."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ SECRETS = {
     "SLACK_BOT_TOKEN": "xoxb-never-on-ray-51c2",
     "SLACK_SIGNING_SECRET": "signing-never-on-ray-9d0e",
     "CSB_RAY_TOKEN": "ray-token-never-on-ray-77aa",
+    "CSB_DATABASE_URL": "postgresql+asyncpg://csb:db-pass-never-on-ray-3f1a@db.example/csb",
 }
 
 
@@ -124,8 +125,11 @@ async def test_a_paired_run_is_one_job_per_lane_and_no_secret_reaches_ray(
         assert {job.status for job in jobs.values()} == {JobStatus.SUCCEEDED}
         assert all(lane.attempt == 1 and lane.exit_code == 0 for lane in lanes)
         listing = raw_listing(ray_head)
-        assert "SLACK_" not in listing and "CSB_RAY_TOKEN" not in listing
+        assert (
+            "SLACK_" not in listing and "CSB_RAY_TOKEN" not in listing and "CSB_DATABASE_URL" not in listing
+        )
         assert not any(secret in listing for secret in SECRETS.values())
+        assert "db-pass-never-on-ray-3f1a" not in listing
         env = json.loads(listing)[0]["runtime_env"]["env_vars"]
         assert {"HOME", "BASELINE_MCP_TYPE", MARKER_ENV} <= set(env)
 
@@ -161,7 +165,7 @@ async def test_a_restarted_bot_adopts_its_jobs_and_submits_none_twice(
     tmp_path: Path, ray_head: RayHead
 ) -> None:
     async with ray_kit(tmp_path, ray_head) as kit:
-        kit.env["CSB_STANDIN_DELAY"] = "4"
+        kit.env["HARBOR_STANDIN_DELAY"] = "4"
         run_id = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()  # one pair submitted; this bot then dies without a word
         await wait_running(kit, ray_head, 2)
@@ -186,13 +190,13 @@ async def test_a_head_away_then_restarted_pauses_starts_and_retries_its_lost_lan
     tmp_path: Path, ray_head: RayHead
 ) -> None:
     async with ray_kit(tmp_path, ray_head) as kit:
-        kit.env["CSB_STANDIN_DELAY"] = "60"
+        kit.env["HARBOR_STANDIN_DELAY"] = "60"
         run_id = await kit.approve("csb_sdlc_fix", parallel=4)
         await kit.engine.tick()
         await wait_running(kit, ray_head, 4)
         lost = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         await asyncio.to_thread(ray_head.crash)
-        kit.env["CSB_STANDIN_DELAY"] = "0"
+        kit.env["HARBOR_STANDIN_DELAY"] = "0"
         for _ in range(3):  # away: nothing starts, nothing is lost, the run is told once
             kit.clock.advance(timedelta(seconds=30))
             await kit.engine.tick()
@@ -324,7 +328,7 @@ async def test_a_lane_whose_job_supervisor_died_is_retried_and_finishes(
     lane's processes and fails the job without an exit code. Each lane is an infrastructure failure
     with Ray's one-line reason, retried as a new job, and the run's outcomes are right."""
     async with ray_kit(tmp_path, ray_head) as kit:
-        kit.env["CSB_STANDIN_DELAY"] = "60"
+        kit.env["HARBOR_STANDIN_DELAY"] = "60"
         run_id = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         await wait_running(kit, ray_head, 2)
@@ -332,7 +336,7 @@ async def test_a_lane_whose_job_supervisor_died_is_retried_and_finishes(
         await until(lambda: all(marked_pids(MARKER_ENV, lane.marker or "") for lane in running), "Harbor")
         for lane in running:
             os.kill(supervisor_of(lane), signal.SIGKILL)
-        kit.env["CSB_STANDIN_DELAY"] = "0"
+        kit.env["HARBOR_STANDIN_DELAY"] = "0"
         for lane in (await retried_once(kit, run_id, {lane.id or 0 for lane in running})).values():
             sid = job_id(kit, run_id, lane.id or 0, 1)
             told = (

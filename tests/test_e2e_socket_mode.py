@@ -140,7 +140,7 @@ async def test_cancel_through_its_modal_over_socket_mode(tmp_path: Path) -> None
     async with socket_world(tmp_path) as w, users(w) as slack:
         hang = tmp_path / "standin-script.json"
         hang.write_text(json.dumps({task: "hang" for task in FIX_TASKS}))
-        w.env["CSB_STANDIN_SCRIPT"] = str(hang)
+        w.env["HARBOR_STANDIN_SCRIPT"] = str(hang)
         await start_connected(w)
         await slack.slash_command(REQUESTER, "run csb_sdlc_fix")
         await until(lambda: card_with(w, "Approve"), "the approval card")

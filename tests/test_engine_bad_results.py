@@ -24,7 +24,7 @@ CORRUPT = "result_json_corrupt"
 RESULT_SIZE_LIMIT = 4 * 1024 * 1024  # the read cap the docs state
 SLUG, PAGE, MERGE = "slugify-punctuation-fix-001", "pagination-offset-fix-001", "config-merge-nested-fix-001"
 
-# Runs the stand-in, then overwrites the trial result of `<task>/<lane>` as CSB_TEST_SPOIL says.
+# Runs the stand-in, then overwrites the trial result of `<task>/<lane>` as HARBOR_TEST_SPOIL says.
 _SPOILER = f"""\
 #!{sys.executable}
 import json, os, pathlib, subprocess, sys
@@ -35,7 +35,7 @@ folder = pathlib.Path(args[args.index("--path") + 1]).name
 task = folder.split("_", 1)[1].rsplit("_", 1)[0] if folder.startswith(("mcp_", "bl_")) else folder
 jobs = pathlib.Path(args[args.index("--jobs-dir") + 1])
 lane = "baseline" if os.environ.get("BASELINE_MCP_TYPE") == "none" else "mcp"
-how = json.loads(os.environ["CSB_TEST_SPOIL"]).get(f"{{task}}/{{lane}}")
+how = json.loads(os.environ["HARBOR_TEST_SPOIL"]).get(f"{{task}}/{{lane}}")
 for result in jobs.glob(f"*/{{folder[:20]}}*__*/result.json"):
     text = result.read_text()
     if how == "deep":
@@ -58,7 +58,7 @@ async def test_bad_results_end_only_their_own_lane(tmp_path: Path, db_url: str, 
     spoiler.chmod(0o755)
     async with engine_kit(tmp_path, url=db_url, harbor=spoiler, retry_limit=0) as kit:
         spoil = {f"{SLUG}/baseline": "deep", f"{PAGE}/mcp": bad, f"{MERGE}/baseline": "huge"}
-        kit.env["CSB_TEST_SPOIL"] = json.dumps(spoil)
+        kit.env["HARBOR_TEST_SPOIL"] = json.dumps(spoil)
         run_id = await kit.approve("csb_sdlc_fix", parallel=6)
         await run_until_idle(kit.engine, kit.store)
 

@@ -16,6 +16,7 @@ import pytest
 from engine_kit import engine_kit, make_accounts
 from idle import run_until_idle
 
+from bot.csb.child_env import child_environ
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
 from bot.engine.executor import LaneLaunch
@@ -158,7 +159,9 @@ async def test_lanes_take_sigint_even_when_the_bot_was_started_ignoring_it(tmp_p
         executor = LocalExecutor(tmp_path, "this-host")
         probe = "import signal; print(signal.getsignal(signal.SIGINT))"
         log = tmp_path / "probe.log"
-        await executor.start([LaneLaunch(1, [sys.executable, "-c", probe], tmp_path, dict(os.environ), log)])
+        await executor.start(
+            [LaneLaunch(1, [sys.executable, "-c", probe], tmp_path, child_environ(os.environ), log)]
+        )
         await executor.wait_all()
         assert "default_int_handler" in log.read_text()
     finally:

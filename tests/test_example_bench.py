@@ -127,7 +127,7 @@ def bench_digest() -> str:
 def lane_env(lane: str, **extra: str) -> dict[str, str]:
     """The child's environment: the lane's BASELINE_MCP_TYPE, and this interpreter first on PATH so
     the stand-in's `#!/usr/bin/env python3` finds a Python with tomllib."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CSB_STANDIN_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARBOR_STANDIN_")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["BASELINE_MCP_TYPE"] = MCP_TYPE[lane]
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -400,7 +400,7 @@ def test_standin_rejects_a_folder_without_task_toml(tmp_path: Path) -> None:
 def test_script_fail_overrides_the_rule(tmp_path: Path) -> None:
     script = write_script(tmp_path, {"slugify-punctuation-fix-001/baseline": "fail"})
     jobs = tmp_path / "jobs"
-    assert run_harbor(EASY_TASK, "baseline", jobs, CSB_STANDIN_SCRIPT=script).returncode == 0
+    assert run_harbor(EASY_TASK, "baseline", jobs, HARBOR_STANDIN_SCRIPT=script).returncode == 0
     trial = single_trial(jobs)
     assert trial["exception_info"] is None
     assert trial["verifier_result"]["rewards"]["reward"] == 0.0
@@ -412,7 +412,7 @@ def test_script_lane_key_wins_over_task_key(tmp_path: Path) -> None:
     )
     for lane, reward in (("baseline", 1.0), ("mcp", 0.0)):
         jobs = tmp_path / lane
-        assert run_harbor(HARD_TASK, lane, jobs, CSB_STANDIN_SCRIPT=script).returncode == 0
+        assert run_harbor(HARD_TASK, lane, jobs, HARBOR_STANDIN_SCRIPT=script).returncode == 0
         assert single_trial(jobs)["verifier_result"]["rewards"]["reward"] == reward
 
 
@@ -428,7 +428,7 @@ def test_script_errors_write_exception_info(
 ) -> None:
     script = write_script(tmp_path, {"slugify-punctuation-fix-001": behaviour})
     jobs = tmp_path / "jobs"
-    proc = run_harbor(EASY_TASK, "mcp", jobs, CSB_STANDIN_SCRIPT=script)
+    proc = run_harbor(EASY_TASK, "mcp", jobs, HARBOR_STANDIN_SCRIPT=script)
     assert proc.returncode == 0, proc.stderr
     trial = single_trial(jobs)
     assert trial["exception_info"]["exception_type"] == exception_type
@@ -444,7 +444,7 @@ def test_script_errors_write_exception_info(
 def test_script_crash_exits_3_without_result(tmp_path: Path) -> None:
     script = write_script(tmp_path, {"slugify-punctuation-fix-001": "crash"})
     jobs = tmp_path / "jobs"
-    proc = run_harbor(EASY_TASK, "baseline", jobs, CSB_STANDIN_SCRIPT=script)
+    proc = run_harbor(EASY_TASK, "baseline", jobs, HARBOR_STANDIN_SCRIPT=script)
     assert proc.returncode == 3
     assert "crash" in proc.stderr
     assert list(jobs.rglob("result.json")) == []
@@ -452,7 +452,7 @@ def test_script_crash_exits_3_without_result(tmp_path: Path) -> None:
 
 def test_script_unknown_behaviour_is_a_usage_error(tmp_path: Path) -> None:
     script = write_script(tmp_path, {"slugify-punctuation-fix-001": "explode"})
-    proc = run_harbor(EASY_TASK, "baseline", tmp_path / "jobs", CSB_STANDIN_SCRIPT=script)
+    proc = run_harbor(EASY_TASK, "baseline", tmp_path / "jobs", HARBOR_STANDIN_SCRIPT=script)
     assert proc.returncode == 2
     assert "explode" in proc.stderr
 
@@ -464,7 +464,7 @@ def test_script_hang_stops_on_signal(signum: signal.Signals, tmp_path: Path) -> 
     proc = subprocess.Popen(
         harbor_argv(f"benchmarks/tasks/{HARD_TASK}", jobs),
         cwd=BENCH,
-        env=lane_env("mcp", CSB_STANDIN_SCRIPT=script),
+        env=lane_env("mcp", HARBOR_STANDIN_SCRIPT=script),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -547,7 +547,7 @@ def test_the_agent_records_its_lane_environment(
 def test_delay_keeps_the_lane_running(tmp_path: Path) -> None:
     jobs = tmp_path / "jobs"
     started = time.monotonic()
-    proc = run_harbor(EASY_TASK, "baseline", jobs, CSB_STANDIN_DELAY="0.4")
+    proc = run_harbor(EASY_TASK, "baseline", jobs, HARBOR_STANDIN_DELAY="0.4")
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started >= 0.4
     assert single_trial(jobs)["verifier_result"]["rewards"]["reward"] == 1.0
@@ -556,7 +556,7 @@ def test_delay_keeps_the_lane_running(tmp_path: Path) -> None:
 def test_delay_past_the_time_limit_is_an_agent_timeout(tmp_path: Path) -> None:
     """time_limit_sec 60 × multiplier 0.005 = 0.3 s of agent time, less than the 30 s delay."""
     jobs = tmp_path / "jobs"
-    proc = run_harbor(EASY_TASK, "mcp", jobs, multiplier="0.005", CSB_STANDIN_DELAY="30")
+    proc = run_harbor(EASY_TASK, "mcp", jobs, multiplier="0.005", HARBOR_STANDIN_DELAY="30")
     assert proc.returncode == 0, proc.stderr
     trial = single_trial(jobs)
     assert trial["exception_info"]["exception_type"] == "AgentTimeoutError"
@@ -567,7 +567,7 @@ def test_script_timeout_is_an_agent_timeout_that_is_still_scored(tmp_path: Path)
     """As Harbor: the verifier scores what an agent that ran out of time left (CSB counts it)."""
     script = write_script(tmp_path, {"slugify-punctuation-fix-001": "timeout"})
     jobs = tmp_path / "jobs"
-    proc = run_harbor(EASY_TASK, "baseline", jobs, CSB_STANDIN_SCRIPT=script)
+    proc = run_harbor(EASY_TASK, "baseline", jobs, HARBOR_STANDIN_SCRIPT=script)
     assert proc.returncode == 0, proc.stderr
     [result] = trial_results(jobs)
     trial = json.loads(result.read_text())

@@ -1,8 +1,8 @@
 """Each idea written once, checked by reading the source: the groups of run and request states only in
 `domain/states.py`, outbox targets never built or taken apart by hand outside `domain/outbox_keys.py`,
 the notifier changing no request, Slack-facing errors answered only at the one boundary, Harbor's
-trial-folder rule only in `csb/trials.py`, one `backoff`, one function building a lane's argv, and the
-ETA chosen and worded in one place each."""
+trial-folder rule only in `csb/trials.py`, one `backoff`, one function building a lane's argv, the
+ETA chosen and worded in one place each, and a child process's environment made only in `csb/child_env.py`."""
 
 from __future__ import annotations
 
@@ -241,3 +241,117 @@ def test_the_new_checks_find_what_they_look_for() -> None:
     assert calls_of(hand, "lane_command") == [6] and reads(hand, {"start_eta_sec"}) == [7]
     fine = ast.parse("is_trial_folder(name)\njob = f'csb_r{run}'\nx = name[:8]\nbackoff(n, base=1, cap=2)")
     assert trial_rule_copies(fine) == [] and defined(fine, "backoff") == []
+
+
+CHILD_ENV_HOME = "bot/csb/child_env.py"
+# Calls that start a process (or a Ray job) and take its environment.
+SPAWNERS = frozenset(
+    {
+        "run",
+        "Popen",
+        "call",
+        "check_call",
+        "check_output",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+    }
+    | {"JobSubmission", "execve", "execvpe", "spawnve", "spawnvpe", "posix_spawn", "posix_spawnp"}
+)
+
+
+def _os_environ(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "environ"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "os"
+    )
+
+
+def _name_of(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _through_spawn_env(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _name_of(n.func) == "spawn_env" for n in ast.walk(node))
+
+
+# The bot's own process starts children with these; one without `env=` would inherit all of its secrets.
+PROCESS_STARTERS = frozenset(
+    {("subprocess", name) for name in ("run", "Popen", "call", "check_call", "check_output")}
+    | {("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell")}
+)
+# Runs inside a lane's Ray job, whose environment is already the lane's: its child inherits that.
+INSIDE_THE_JOB = "bot/rayjobs/lane_wrapper.py"
+
+
+def inheriting_spawns(tree: ast.Module) -> list[int]:
+    """A process started without `env=`: it would get the bot's whole environment."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and (node.func.value.id, node.func.attr) in PROCESS_STARTERS
+        and not any(kw.arg == "env" for kw in node.keywords)
+    ]
+
+
+def child_env_builders(tree: ast.Module) -> list[int]:
+    """A child's environment made by hand: the bot's own copied (`dict(os.environ)`, `os.environ.copy()`,
+    `{**os.environ}`), a process or Ray job given an environment not made by `spawn_env`, or a
+    `ChildEnv` made directly."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict) and any(
+            k is None and _os_environ(v) for k, v in zip(node.keys, node.values, strict=True)
+        ):
+            lines.add(node.lineno)
+        if not isinstance(node, ast.Call):
+            continue
+        name = _name_of(node.func)
+        if name == "dict" and any(_os_environ(arg) for arg in node.args):
+            lines.add(node.lineno)
+        if name == "copy" and isinstance(node.func, ast.Attribute) and _os_environ(node.func.value):
+            lines.add(node.lineno)
+        if name == "ChildEnv":
+            lines.add(node.lineno)
+        if name in SPAWNERS:
+            given = [kw.value for kw in node.keywords if kw.arg in ("env", "env_vars")]
+            given += node.args[2:] if name.startswith(("exec", "spawn", "posix_spawn")) else []
+            lines.update(value.lineno for value in given if not _through_spawn_env(value))
+    return sorted(lines)
+
+
+def test_a_childs_environment_is_made_only_in_csb_child_env() -> None:
+    """The allow-list is the one rule for every process the bot starts: nothing else copies the bot's
+    environment, and every spawn takes a `ChildEnv` through `spawn_env`."""
+    found = {
+        name: lines
+        for name, tree in sources()
+        if name != CHILD_ENV_HOME and (lines := child_env_builders(tree))
+    }
+    assert found == {}, found
+    inheriting = {name: lines for name, tree in sources() if (lines := inheriting_spawns(tree))}
+    assert set(inheriting) <= {INSIDE_THE_JOB}, inheriting
+
+
+def test_the_child_env_check_finds_what_it_looks_for() -> None:
+    planted = ast.parse(
+        "subprocess.run(a, env=dict(os.environ))\nenv = os.environ.copy()\nx = {**os.environ, 'A': '1'}\n"
+        "subprocess.Popen(a, env=launch.env)\nJobSubmission(submission_id=i, env_vars=env)\n"
+        "ChildEnv(environ, allowed, {}, frozenset())\nos.execve(path, argv, environ)\n"
+        "await asyncio.create_subprocess_exec(*argv, env={k: v for k, v in env.items() if k != 'X'})"
+    )
+    assert child_env_builders(planted) == [1, 2, 3, 4, 5, 6, 7, 8]
+    fine = ast.parse(
+        "subprocess.run(a, env=spawn_env(child))\nJobSubmission(env_vars=ray_env(spawn_env(e), 3))\n"
+        "os.environ.get('HOME')\nchecks.run(spec)\ndefault_parallel(3, daytona=False, env=environ)"
+    )
+    assert child_env_builders(fine) == []
+    spawns = ast.parse(
+        "subprocess.run(argv, cwd=repo)\nasyncio.create_subprocess_exec(*argv)\nasyncio.run(main())"
+    )
+    assert inheriting_spawns(spawns) == [1, 2]
+    assert inheriting_spawns(ast.parse("subprocess.run(argv, env=spawn_env(child))")) == []

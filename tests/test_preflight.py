@@ -13,13 +13,15 @@ import pytest
 from csb_tree import CANONICAL, SUITE_FIXTURE, build_tree, fixture_json
 
 from bot.csb import AccountHealth, Catalog, PreflightCheck, PreflightReport, account_health, run_preflight
+from bot.csb.child_env import child_environ
 from bot.domain.redact import Redactor
 from bot.domain.spec import Mode, RunParams, RunSpec
 
 TOKEN = "sgp_secret-token-value"
-ENV = {"SOURCEGRAPH_ACCESS_TOKEN": TOKEN, "SLACK_BOT_TOKEN": "xoxb-never-passed"}
+BOT_ENV = {"SOURCEGRAPH_ACCESS_TOKEN": TOKEN, "SLACK_BOT_TOKEN": "xoxb-never-passed"}
+ENV = child_environ(BOT_ENV)  # what the bot hands its scripts: the allow-listed part
 HEALTH = "scripts/infra/account_health.py"
-REDACT = Redactor.from_env(ENV)  # what the bot passes: the secrets in its environment (and its own)
+REDACT = Redactor.from_env(BOT_ENV)  # what the bot passes: the secrets in its environment (and its own)
 TIMEOUT_S = 60.0
 GUARD = "scripts/infra/daytona_cost_guard.py"
 TASK_COUNT = len(fixture_json(SUITE_FIXTURE)["tasks"])
@@ -89,11 +91,11 @@ async def _preflight(
     repo: Path, spec: RunSpec | None = None, *, daytona: bool = False, **kwargs: Any
 ) -> PreflightReport:
     spec = spec or _spec(repo)
-    env = kwargs.pop("env", ENV)
+    env = kwargs.pop("env", BOT_ENV)
     kwargs.setdefault("redact", Redactor.from_env(env))
     kwargs.setdefault("timeout_s", TIMEOUT_S)
     kwargs.setdefault("python", sys.executable)
-    return await run_preflight(repo, spec, env, daytona=daytona, **kwargs)
+    return await run_preflight(repo, spec, child_environ(env), daytona=daytona, **kwargs)
 
 
 def _finding(report: PreflightReport, check: PreflightCheck):

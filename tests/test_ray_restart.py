@@ -37,7 +37,7 @@ async def test_a_sigkilled_bot_on_ray_adopts_its_jobs_and_submits_none_twice(
             CSB_EXECUTOR="ray",
             CSB_RAY_ADDRESS=ray_head.dashboard_url,
             CSB_RAY_LANE_RESOURCE="csb_slot",
-            CSB_STANDIN_DELAY="5",  # the first lanes outlive the first bot
+            HARBOR_STANDIN_DELAY="5",  # the first lanes outlive the first bot
         )
         first = await w.start_bot()
         card = await request_and_approve(w, first, "run csb_sdlc_fix --parallel 4")
@@ -49,7 +49,7 @@ async def test_a_sigkilled_bot_on_ray_adopts_its_jobs_and_submits_none_twice(
         assert states.count("running") == 4 and states.count("queued") == 2, states
         assert await running_jobs(ray_head, w) >= 1  # Ray's jobs run on without the bot
 
-        w.env["CSB_STANDIN_DELAY"] = "0"
+        w.env["HARBOR_STANDIN_DELAY"] = "0"
         await w.start_bot()
         await until(w.finished, "the run to finish")
 

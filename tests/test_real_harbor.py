@@ -187,7 +187,7 @@ async def test_a_bot_killed_mid_run_and_restarted_finishes_every_lane_once_on_re
 ) -> None:
     """The bot is SIGKILLed while Harbor runs both trials of a pair, and Harbor carries on alone. The
     restarted bot takes the lanes back by their markers and reads what Harbor wrote: each lane ran once."""
-    monkeypatch.setenv("CSB_STANDIN_DELAY", "3")  # the agents are still at work when the bot dies
+    monkeypatch.setenv("HARBOR_STANDIN_DELAY", "3")  # the agents are still at work when the bot dies
     async with world(tmp_path, f"sqlite:///{tmp_path / 'bot.db'}") as w:
         w.env["CSB_HARBOR"] = str(harbor)
         suite_file = write_suite(w.repo, {MERGE: TASKS[MERGE]})

@@ -57,7 +57,7 @@ async def bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness]:
 def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviours: dict[str, str]) -> None:
     path = tmp_path / "standin-script.json"
     path.write_text(json.dumps(behaviours))
-    monkeypatch.setenv("CSB_STANDIN_SCRIPT", str(path))
+    monkeypatch.setenv("HARBOR_STANDIN_SCRIPT", str(path))
 
 
 async def approved_run(h: Harness, text: str = "run csb_sdlc_fix --parallel 4") -> dict[str, Any]:
@@ -157,7 +157,7 @@ async def test_modal_without_a_reason_stays_open(
 async def test_drain_lets_running_lanes_finish(
     tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CSB_STANDIN_DELAY", "0.5")
+    monkeypatch.setenv("HARBOR_STANDIN_DELAY", "0.5")
     async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         await h.driver.slash_command(REQUESTER, "cancel 1 --drain out of budget")

@@ -16,6 +16,7 @@ import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from bot.csb.child_env import child_environ
 from bot.csb.command import LaunchConfig
 from bot.csb.preflight import AccountHealth, AccountStatus
 from bot.domain.mrkdwn import clip, escape
@@ -255,7 +256,9 @@ def test_ephemeral_replies_fit_slack_and_show_user_text_as_typed() -> None:
 
 
 def test_a_dry_run_too_long_for_one_reply_comes_in_whole_lines_and_loses_nothing(tmp_path: Path) -> None:
-    launch = LaunchConfig(repo=tmp_path, harbor="harbor", base_env={}, timeout_multiplier=1, daytona=False)
+    launch = LaunchConfig(
+        repo=tmp_path, harbor="harbor", base_env=child_environ({}), timeout_multiplier=1, daytona=False
+    )
     parts = plan_text(SPEC, CHECKS, launch)
     assert len(parts) > 1
     assert all(len(part) <= MAX_SECTION_TEXT for part in parts)

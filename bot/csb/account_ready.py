@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from bot.csb.child_env import ChildEnv, spawn_env
 from bot.domain.errors import InfraError
 
 ACCOUNT_HEALTH_SCRIPT = "scripts/infra/account_health.py"
@@ -25,7 +26,7 @@ def has_account_health(repo: Path) -> bool:
 
 
 def ready_homes(
-    repo: Path, homes: Sequence[str], real_home: str, env: Mapping[str, str], *, python: str = "python3"
+    repo: Path, homes: Sequence[str], real_home: str, env: ChildEnv, *, python: str = "python3"
 ) -> frozenset[str]:
     """The homes CSB's script calls ready, asked as the harness asks it; InfraError when it cannot say."""
     argv = [python, ACCOUNT_HEALTH_SCRIPT, "preflight", "--format", "json", "--state-file", STATE_FILE]
@@ -33,10 +34,9 @@ def ready_homes(
     argv += ["--min-token-minutes", str(MIN_TOKEN_MINUTES)]
     for home in homes:
         argv += ["--home", home]
-    child_env = {key: value for key, value in env.items() if not key.startswith("SLACK_")}
     try:
         done = subprocess.run(
-            argv, cwd=repo, env=child_env, capture_output=True, timeout=_TIMEOUT_SEC, check=False
+            argv, cwd=repo, env=spawn_env(env), capture_output=True, timeout=_TIMEOUT_SEC, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InfraError(f"{ACCOUNT_HEALTH_SCRIPT} could not run: {exc}") from exc

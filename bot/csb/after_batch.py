@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.csb.child_env import ChildEnv, spawn_env
+from bot.domain.redact import Redactor, outside_text
 from bot.domain.words import plural
 
 # The harness calls scripts/evaluation/…; older checkouts keep it at scripts/.
@@ -23,6 +25,7 @@ VALIDATE_SCRIPT = "scripts/authoring/validate_task_run.py"
 FLAGGED_FILE = "flagged_tasks.json"
 _TIMEOUT_SEC = 600
 _TAIL = 200
+_SHOWN = 600  # one finding or problem line in the thread
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,9 @@ class AfterBatch:
     findings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    def summary(self) -> str | None:
-        """Lines for the run's thread; None when the checkout has neither script."""
+    def summary(self, redact: Redactor) -> str | None:
+        """Lines for the run's thread; None when the checkout has neither script. What the scripts
+        wrote (flag texts, a failing script's last line) goes through `outside_text`: redacted, escaped."""
         if not self.ran:
             return None
         lines = [
@@ -54,8 +58,10 @@ class AfterBatch:
         ]
         if self.metrics_failed:
             lines[0] += f", {self.metrics_failed} failed"
-        lines += [f"• {finding}" for finding in self.findings] or ["• validate_task_run: nothing flagged"]
-        lines += [f"• :warning: {problem}" for problem in self.problems]
+        lines += [f"• {outside_text(finding, redact, _SHOWN)}" for finding in self.findings] or [
+            "• validate_task_run: nothing flagged"
+        ]
+        lines += [f"• :warning: {outside_text(problem, redact, _SHOWN)}" for problem in self.problems]
         return "\n".join(lines)
 
 
@@ -63,7 +69,7 @@ def run_after_batch(
     repo: Path,
     folders: Sequence[LaneFolder],
     task_file: str,
-    env: Mapping[str, str],
+    env: ChildEnv,
     *,
     python: str = "python3",
 ) -> AfterBatch:
@@ -84,7 +90,7 @@ def _metrics(
     folder: LaneFolder,
     script: str,
     task_file: str,
-    env: Mapping[str, str],
+    env: ChildEnv,
     python: str,
     report: AfterBatch,
 ) -> None:
@@ -110,9 +116,7 @@ def _metrics(
             report.problems.append(f"extract_task_metrics failed for {trial.name}: {output}")
 
 
-def _validate(
-    repo: Path, folder: LaneFolder, env: Mapping[str, str], python: str, report: AfterBatch
-) -> None:
+def _validate(repo: Path, folder: LaneFolder, env: ChildEnv, python: str, report: AfterBatch) -> None:
     jobs = repo / folder.jobs_dir
     code, output = _run(
         repo, [python, VALIDATE_SCRIPT, "--jobs-dir", str(jobs), "--config", folder.config], env
@@ -150,13 +154,12 @@ def _describe(flagged: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _run(repo: Path, argv: list[str], env: Mapping[str, str]) -> tuple[int, str]:
-    child_env = {key: value for key, value in env.items() if not key.startswith("SLACK_")}
+def _run(repo: Path, argv: list[str], env: ChildEnv) -> tuple[int, str]:
     try:
         done = subprocess.run(
             argv,
             cwd=repo,
-            env=child_env,
+            env=spawn_env(env),
             capture_output=True,
             timeout=_TIMEOUT_SEC,
             check=False,

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from bot.csb.child_env import ChildEnv
+
 AGENT_IMPORT_PATH = "agents.claude_baseline_agent:BaselineClaudeCodeAgent"
 DEFAULT_TIMEOUT_MULTIPLIER = 10
 LAUNCHER = "csb-bot"  # `label_launcher` of the Daytona sandboxes it starts (CSB's: the script's name)
@@ -39,11 +41,12 @@ class HarborEnv:
 
 @dataclass(frozen=True)
 class LaunchConfig:
-    """What every lane command shares: where CSB lives, which harbor, and the environment to start from."""
+    """What every lane command shares: where CSB lives, which harbor, and the environment to start from
+    (the allow-listed part of the bot's own, which every child process of the bot starts from)."""
 
     repo: Path
     harbor: str
-    base_env: Mapping[str, str]
+    base_env: ChildEnv
     timeout_multiplier: int
     daytona: bool
 

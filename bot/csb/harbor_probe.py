@@ -9,10 +9,10 @@ or the example bench's stand-in) cannot be asked, and the check says so rather t
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.csb.child_env import ChildEnv, spawn_env
 from bot.csb.command import LaunchConfig, job_name, lane_argv
 from bot.csb.lane_env import batch_env
 
@@ -45,7 +45,7 @@ def probe_harbor(launch: LaunchConfig, task_path: str | None) -> HarborProbe:
         return HarborProbe(notes, [])
     job = job_name(0, 0, 0)
     argv = [*lane_argv(launch, task_path, "anthropic/claude-check", PROBE_JOBS_DIR, job, {}), PRINT_CONFIG]
-    result = _run(argv, repo, {**batch_env(environ, repo, {}), "BASELINE_MCP_TYPE": "none"})
+    result = _run(argv, repo, batch_env(environ, repo, {}).with_vars({"BASELINE_MCP_TYPE": "none"}))
     if result.returncode != 0:
         output = " ".join((result.stderr or result.stdout).split())[-_SHOWN_CHARS:]
         return HarborProbe(notes, [f"harbor refuses the lane command (exit {result.returncode}): {output}"])
@@ -53,12 +53,12 @@ def probe_harbor(launch: LaunchConfig, task_path: str | None) -> HarborProbe:
     return HarborProbe(notes, [])
 
 
-def _run(argv: list[str], repo: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], repo: Path, env: ChildEnv) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             argv,
             cwd=repo,
-            env=dict(env),
+            env=spawn_env(env),
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_SEC,

@@ -6,8 +6,9 @@ DOCKER_BUILDKIT, REPO_ROOT, DEBUG_MODE; the variables the checkout's `.env.local
 does not export the others); an empty or placeholder ANTHROPIC_API_KEY removed. Per lane: HOME,
 BASELINE_MCP_TYPE, TASK_SOURCE_DIR (the original task folder, in both lanes), INSTRUCTION_VARIANT,
 the MCP lane's SOURCEGRAPH_REPOS read from the Dockerfile it is built from, and the DAYTONA_LABEL_*
-values. Never any SLACK_* variable: Harbor and the agent inherit all of this, and a task container
-must not see the bot's Slack tokens.
+values. Harbor and the agent inherit all of this, and a task container must not see the bot's
+secrets: the base is the allow-listed `ChildEnv` (see `child_env`), and `.env.local` may export
+anything but the bot's own names (CSB_*, SLACK_*).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.csb.child_env import ChildEnv, is_bot_own, spawn_env
 from bot.domain.errors import InfraError
 
 ENV_LOCAL = ".env.local"
@@ -61,24 +63,24 @@ def sourcegraph_repos(dockerfile: Path) -> str:
     return "\n".join(_SOURCEGRAPH_REPOS.findall(text))
 
 
-def batch_env(base: Mapping[str, str], repo: Path, env_local: Mapping[str, str]) -> dict[str, str]:
+def batch_env(base: ChildEnv, repo: Path, env_local: Mapping[str, str]) -> ChildEnv:
     """The variables every lane of a batch shares, in the harness's order (`.env.local` after its own)."""
-    env = dict(base)
-    env["PYTHONPATH"] = f"{repo}:{base.get('PYTHONPATH', '')}"
-    env["USE_SUBSCRIPTION"] = "true"
-    env["REPO_ROOT"] = str(repo)
-    env["DOCKER_BUILDKIT"] = "1"
-    env["DEBUG_MODE"] = base.get("DEBUG_MODE", "")
-    env.update(env_local)
-    if env.get("ANTHROPIC_API_KEY", "") in ("", PLACEHOLDER_API_KEY):
-        env.pop("ANTHROPIC_API_KEY", None)
-    return _without_slack(env)
+    env = {
+        "PYTHONPATH": f"{repo}:{base.get('PYTHONPATH', '')}",
+        "USE_SUBSCRIPTION": "true",
+        "REPO_ROOT": str(repo),
+        "DOCKER_BUILDKIT": "1",
+        "DEBUG_MODE": base.get("DEBUG_MODE", ""),
+    }
+    env.update((name, value) for name, value in env_local.items() if not is_bot_own(name))
+    key = env.get("ANTHROPIC_API_KEY", base.get("ANTHROPIC_API_KEY", ""))
+    placeholder = key in ("", PLACEHOLDER_API_KEY)
+    return base.with_vars(env, drop=["ANTHROPIC_API_KEY"] if placeholder else [])
 
 
-def lane_env(batch: Mapping[str, str], lane: LaneVars) -> dict[str, str]:
+def lane_env(batch: ChildEnv, lane: LaneVars) -> ChildEnv:
     """The batch environment plus this lane's own variables."""
-    env = dict(batch)
-    env.update(
+    env = dict(
         HOME=lane.home,
         BASELINE_MCP_TYPE=lane.mcp_type,
         TASK_SOURCE_DIR=lane.task_source_dir,
@@ -91,7 +93,7 @@ def lane_env(batch: Mapping[str, str], lane: LaneVars) -> dict[str, str]:
     )
     if lane.sourcegraph_repos is not None:
         env["SOURCEGRAPH_REPOS"] = lane.sourcegraph_repos
-    return _without_slack(env)
+    return batch.with_vars(env)
 
 
 class EnvLocal:
@@ -106,7 +108,7 @@ class EnvLocal:
         self._seen: tuple[float, int] | None = None
         self._exports: dict[str, str] = {}
 
-    def exports(self, base: Mapping[str, str]) -> dict[str, str]:
+    def exports(self, base: ChildEnv) -> dict[str, str]:
         try:
             stat = self._path.stat()
         except FileNotFoundError:
@@ -114,18 +116,18 @@ class EnvLocal:
             return {}
         key = (stat.st_mtime, stat.st_size)
         if key != self._seen:
-            self._exports = _source(self._path, _without_slack(base))
+            self._exports = _source(self._path, base)
             self._seen = key
         return dict(self._exports)
 
 
-def _source(path: Path, base: Mapping[str, str]) -> dict[str, str]:
+def _source(path: Path, base: ChildEnv) -> dict[str, str]:
     script = 'source "$1" >/dev/null 2>&1; env -0'
     try:
         done = subprocess.run(
             ["bash", "-c", script, "bash", str(path)],
             cwd=path.parent,
-            env=dict(base),
+            env=spawn_env(base),
             capture_output=True,
             timeout=_SOURCE_TIMEOUT_SEC,
             check=False,
@@ -138,10 +140,6 @@ def _source(path: Path, base: Mapping[str, str]) -> dict[str, str]:
         if sep and name not in _SHELL_OWN and base.get(name) != value:
             exported[name] = value
     return exported
-
-
-def _without_slack(env: Mapping[str, str]) -> dict[str, str]:
-    return {key: value for key, value in env.items() if not key.startswith("SLACK_")}
 
 
 def absolute(repo: Path, task_path: str) -> str:

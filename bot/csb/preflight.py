@@ -25,6 +25,7 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.catalog import Catalog
+from bot.csb.child_env import ChildEnv, spawn_env
 from bot.csb.paths import inside
 from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
@@ -112,7 +113,7 @@ class AccountHealth(BaseModel):
 async def run_preflight(
     repo: Path,
     spec: RunSpec,
-    env: Mapping[str, str],
+    env: ChildEnv,
     *,
     daytona: bool,
     timeout_s: float,
@@ -135,7 +136,7 @@ async def run_preflight(
 
 
 async def account_health(
-    repo: Path, env: Mapping[str, str], *, timeout_s: float, redact: Redactor, python: str = "python3"
+    repo: Path, env: ChildEnv, *, timeout_s: float, redact: Redactor, python: str = "python3"
 ) -> AccountHealth | None:
     """CSB's account verdict, or None when the checkout has no account_health.py (nothing to judge with).
 
@@ -240,7 +241,7 @@ def _credential_options(mcp_type: str) -> list[tuple[str, ...]]:
 
 
 async def _account_health_finding(
-    repo: Path, env: Mapping[str, str], python: str, timeout_s: float, redact: Redactor
+    repo: Path, env: ChildEnv, python: str, timeout_s: float, redact: Redactor
 ) -> tuple[Finding, int | None]:
     check = PreflightCheck.ACCOUNT_HEALTH
     try:
@@ -257,7 +258,7 @@ async def _account_health_finding(
 
 
 async def _cost_guard(
-    repo: Path, spec: RunSpec, env: Mapping[str, str], python: str, timeout_s: float, redact: Redactor
+    repo: Path, spec: RunSpec, env: ChildEnv, python: str, timeout_s: float, redact: Redactor
 ) -> Finding:
     check = PreflightCheck.DAYTONA_COST
     if not (repo / COST_GUARD_SCRIPT).is_file():  # CSB's harness cannot run its preflight either: blocked
@@ -297,19 +298,18 @@ def _estimate(data: Mapping[str, Any]) -> str:
 
 
 async def _run_script(
-    repo: Path, argv: Sequence[str], env: Mapping[str, str], timeout_s: float, redact: Redactor
+    repo: Path, argv: Sequence[str], env: ChildEnv, timeout_s: float, redact: Redactor
 ) -> tuple[int, str, str]:
     """Run one CSB script in its own process group, so a timeout also ends whatever it started.
 
     Its output is redacted here, before anything parses, stores or shows it.
     """
-    child_env = {key: value for key, value in env.items() if not key.startswith("SLACK_")}
     script = argv[1]
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=repo,
-            env=child_env,
+            env=spawn_env(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

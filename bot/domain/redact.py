@@ -1,14 +1,18 @@
-"""Secrets out of text that comes from elsewhere (CSB's preflight scripts) before it is stored or shown.
+"""Secrets out of text that comes from elsewhere (CSB's scripts, Harbor's logs) before it is stored or shown.
 
 A failing script's stderr may print the very token it was given; that text would otherwise reach the
-request's card and the database. The values to hide are the bot's own secret settings and every
-environment variable whose name says it holds a secret.
+request's card and the database. The values to hide are every secret the bot holds (its secret
+settings, the database password, a password in the Ray head's URL) and every environment variable
+whose name says it holds a secret. `outside_text` is the one way such text enters Slack's mrkdwn.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
+
+from bot.domain.mrkdwn import clip, escape
 
 REDACTED = "[redacted]"
 SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "KEY")
@@ -34,6 +38,29 @@ class Redactor:
             if value in text:
                 text = text.replace(value, REDACTED)
         return text
+
+
+class RedactingFilter(logging.Filter):
+    """Log records with the bot's secrets replaced (message, arguments and traceback), for the handlers
+    of a running bot: a log line may quote a script's output, a URL or an exception's text."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self._redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._redact(record.exc_text)
+        return True
+
+
+def outside_text(text: str, redact: Redactor, limit: int) -> str:
+    """Text a file or a script wrote, as a Slack message may carry it: the bot's secrets out first (so no
+    cut leaves half of one), cut to `limit`, then escaped (no live `<!channel>`, mention or link)."""
+    return escape(clip(redact(text), limit))
 
 
 def is_secret_name(name: str) -> bool:

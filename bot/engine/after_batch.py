@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from bot.csb.after_batch import LaneFolder, run_after_batch
+from bot.csb.child_env import ChildEnv
 from bot.domain.clock import Clock
+from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 from bot.store import outbox, requests, runs
 from bot.store.db import Store
@@ -22,11 +24,12 @@ log = logging.getLogger(__name__)
 
 
 class AfterBatchRunner:
-    def __init__(self, store: Store, repo: Path, env: Mapping[str, str], clock: Clock) -> None:
+    def __init__(self, store: Store, repo: Path, env: ChildEnv, clock: Clock, redact: Redactor) -> None:
         self._store = store
         self._repo = repo
         self._env = env
         self._clock = clock
+        self._redact = redact  # the scripts' output may quote a secret; the thread must not
         self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self, run_ids: Iterable[int]) -> None:
@@ -54,7 +57,7 @@ class AfterBatchRunner:
                 key=lambda folder: (folder.suite, folder.config),
             )
             report = await asyncio.to_thread(run_after_batch, self._repo, folders, task_file, self._env)
-            text = report.summary()
+            text = report.summary(self._redact)
             if text is None:
                 return
             async with self._store.write() as session:

@@ -25,6 +25,7 @@ from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.redact import Redactor, outside_text
 from bot.domain.states import STARTABLE_RUN_STATES, RunState
 from bot.engine.accounts import AccountPicker, AccountPool, usable
 from bot.engine.executor import Executor, LaneLaunch
@@ -38,6 +39,7 @@ from bot.store.lease import Claimant
 from bot.store.models import Lane, Run
 
 log = logging.getLogger(__name__)
+WHY_SHOWN = 500  # the executor's reason, in a thread note
 
 READY_HOMES_EVERY_SEC = 300.0
 
@@ -67,7 +69,9 @@ class Dispatcher:
         config: EngineConfig,
         pool: AccountPool,
         claimant: Claimant,
+        redact: Redactor,
     ) -> None:
+        self._redact = redact  # an executor's or Harbor's error may quote a secret (a URL's password)
         self._store = store
         self._executor = executor
         self._launch = launch
@@ -161,8 +165,9 @@ class Dispatcher:
                 if run_id in self._told:
                     continue
                 self._told.add(run_id)
+                shown = outside_text(why, self._redact, WHY_SHOWN)
                 text = (
-                    f":hourglass: Lanes of this run wait to start: {why}. They start once it answers; "
+                    f":hourglass: Lanes of this run wait to start: {shown}. They start once it answers; "
                     "running lanes go on."
                 )
                 await outbox.tell_run(session, run_id, what="executor_away", text=text, now=now)
@@ -295,6 +300,6 @@ class Dispatcher:
 
     def _fail_to_start(self, claim: Claim, reason: str) -> Ending:
         """Harbor could not even start: an infrastructure failure, retried like any other."""
-        outcome = TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+        outcome = TrialOutcome(status=LaneStatus.ERRORED, reason=self._redact(reason), infra=True)
         state = RunState.RUNNING if claim.run.state is RunState.QUEUED else claim.run.state
         return decide(claim.lane, state, outcome, exit_code=None, now=self._clock.now(), config=self._config)

@@ -14,11 +14,12 @@ the attempt (`job_name(run, lane, attempt)`), so nothing beyond the lane row is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from bot.csb.child_env import ChildEnv
 from bot.domain.errors import InfraError
 from bot.store.models import Lane
 
@@ -28,7 +29,7 @@ class LaneLaunch:
     lane_id: int
     argv: Sequence[str]
     cwd: Path
-    env: Mapping[str, str]
+    env: ChildEnv  # from bot.csb.child_env: the allow-list, never the bot's own settings
     log_path: Path
     job: str = ""  # the attempt's `job_name(run, lane, attempt)`: an executor's id for it, if it needs one
 

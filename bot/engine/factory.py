@@ -36,18 +36,21 @@ def build_engine(
     *,
     eager: bool,
     executor_choice: ExecutorChoice = LOCAL,
+    redact: Redactor | None = None,
 ) -> Engine:
-    """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves)."""
+    """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves).
+    `redact` hides the bot's secrets in what Harbor's logs and CSB's scripts say (default: the
+    secrets named in the lanes' environment)."""
     home = launch.base_env.get("HOME") or str(Path.home())
     pool = account_pool(config, home)
     lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
     executor = build_executor(executor_choice, launch, lease.claimant.host, config, clock)
-    dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant)
-    redact = Redactor.from_env(launch.base_env)
+    redact = redact or Redactor.from_env(launch.base_env)
+    dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant, redact)
     watcher = Watcher(store, executor, launch.repo, clock, config, redact)
     reconciler = Reconciler(store, executor, launch.repo, clock)
-    pins = LaunchPins(store, Catalog(launch.repo), clock)
-    after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock)
+    pins = LaunchPins(store, Catalog(launch.repo), clock, redact)
+    after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock, redact)
     return Engine(
         store, clock, dispatcher, watcher, reconciler, pins, lease, executor, after_batch, eager=eager
     )

@@ -6,10 +6,10 @@ it changed); the dispatcher runs it in a worker thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.csb.child_env import ChildEnv
 from bot.csb.command import LaunchConfig, job_name, lane_argv
 from bot.csb.lane_env import (
     EnvLocal,
@@ -34,7 +34,7 @@ class LaunchBatch:
     """What the lanes of one launch share: their common environment and the folders their paths are
     checked against, resolved once for the batch (see `LaunchPaths`)."""
 
-    env: Mapping[str, str]
+    env: ChildEnv
     paths: LaunchPaths
 
 
@@ -50,7 +50,7 @@ class LaneLauncher:
         cfg = self._launch
         env = batch_env(cfg.base_env, cfg.repo, self._env_local.exports(cfg.base_env))
         if cfg.harbor_env.daytona:
-            env["DAYTONA_COST_GUARD_PREFLIGHT_DONE"] = "1"
+            env = env.with_vars({"DAYTONA_COST_GUARD_PREFLIGHT_DONE": "1"})
         return LaunchBatch(env=env, paths=LaunchPaths(cfg.repo))
 
     def lane_launch(
@@ -63,8 +63,7 @@ class LaneLauncher:
             retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, attempt - 1, earlier)
         copy = copy_path(lane.role, lane.config, lane.task_id, marker)
         task_path = lane_task_path(batch.paths, lane.task_path, lane.role, lane.config, copy)
-        env = lane_env(batch.env, self._lane_vars(lane, home, task_path))
-        env[MARKER_ENV] = marker
+        env = lane_env(batch.env, self._lane_vars(lane, home, task_path)).with_vars({MARKER_ENV: marker})
         job = job_name(run.id or 0, lane.id or 0, attempt)
         return LaneLaunch(
             lane_id=lane.id or 0,

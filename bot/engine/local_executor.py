@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bot.csb.child_env import spawn_env
 from bot.domain.errors import InfraError
 from bot.domain.outcome import EXIT_UNKNOWN
 from bot.engine.executor import RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
@@ -247,7 +248,7 @@ def _spawn(launch: LaneLaunch) -> subprocess.Popen[bytes]:
             return subprocess.Popen(  # a plain fork/exec: cheaper than asyncio's, no thread per child
                 list(launch.argv),
                 cwd=launch.cwd,
-                env=dict(launch.env),
+                env=spawn_env(launch.env),
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=subprocess.STDOUT,

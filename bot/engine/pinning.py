@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError, UserInputError
+from bot.domain.redact import Redactor, outside_text
 from bot.domain.spec import RunSpec
 from bot.domain.states import RunState
 from bot.domain.words import agree, plural
@@ -27,6 +28,7 @@ from bot.store.db import Store
 from bot.store.models import Run, RunRequest
 
 log = logging.getLogger(__name__)
+DRIFT_SHOWN = 500  # why a run was voided, in its thread
 
 VOID_NOTE = "the approval is void: the suite file or task list changed after it was approved"
 
@@ -40,7 +42,8 @@ class Verdict:
 
 
 class LaunchPins:
-    def __init__(self, store: Store, catalog: Catalog, clock: Clock) -> None:
+    def __init__(self, store: Store, catalog: Catalog, clock: Clock, redact: Redactor) -> None:
+        self._redact = redact  # the drift may quote the checkout's files, which reach the thread
         self._store = store
         self._catalog = catalog
         self._clock = clock
@@ -55,7 +58,7 @@ class LaunchPins:
         verdict = await asyncio.to_thread(self._judge, *queued)
         if verdict.drift:
             async with self._store.write() as session:
-                await _void_run(session, verdict, self._clock.now())
+                await _void_run(session, verdict, self._clock.now(), self._redact)
         return verdict.drift is None and not verdict.unreadable
 
     def _judge(self, run: Run, request: RunRequest) -> Verdict:
@@ -93,7 +96,7 @@ def describe_drift(approved: RunSpec, current: RunSpec) -> str:
     return "spec drift: " + ("; ".join(changes) or "the resolved spec hash differs")
 
 
-async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime) -> None:
+async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime, redact: Redactor) -> None:
     """One guarded transition (queued → cancelled), so a run that started meanwhile is left alone."""
     run_id = verdict.run.id or 0
     voided = await runs.move_run(
@@ -109,8 +112,9 @@ async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime) -> N
         return
     dropped = await lanes.cancel_queued_lanes(session, run_id, now, reason=f"not started: {VOID_NOTE}")
     await audit.record_run(session, verdict.run, "voided", now, reason=f"at launch, {verdict.drift}")
+    drift = outside_text(verdict.drift or "", redact, DRIFT_SHOWN)
     text = (
-        f":no_entry: Run #{run_id} did not start: {VOID_NOTE} ({verdict.drift}). "
+        f":no_entry: Run #{run_id} did not start: {VOID_NOTE} ({drift}). "
         f"{plural(dropped, 'lane')} {agree(dropped, 'was', 'were')} dropped before launch; "
         "request it again to run the current tasks."
     )

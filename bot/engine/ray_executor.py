@@ -7,7 +7,8 @@ after a restart: a submit whose answer was lost is sent again and Ray's "already
 The job's entrypoint (`bot.rayjobs.entrypoint`) runs the lane's command in the checkout with its
 output appended to the lane's log under `runs/`, the same paths on every worker (shared storage), and
 turns Ray's stop into SIGINT, the grace period, then SIGKILL. The lane's environment goes in the job's
-`runtime_env.env_vars`, without any `SLACK_*` variable or the Ray token: Ray shows it in every listing.
+`runtime_env.env_vars`, which Ray shows in every listing: it is the lane's allow-listed `ChildEnv`
+(`bot.csb.child_env`), so no Slack secret, database URL or Ray token is among it.
 
 Watching is one `GET /api/jobs/` per tick for all lanes. What Ray itself got wrong is an
 infrastructure failure, retried like any other, and said so in the lane's log (whose last line the
@@ -28,6 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from bot.csb.child_env import spawn_env
 from bot.csb.command import job_name
 from bot.domain.classify import EXECUTOR_NOTE
 from bot.domain.clock import Clock
@@ -52,9 +54,6 @@ log = logging.getLogger(__name__)
 
 POLL_SEC = 0.2  # how often `wait_any` and `wait_all` list the jobs: Ray tells nobody when one ends
 FRESH_SEC = 1.0  # a contact with the head this recent answers `unavailable` without asking again
-# Never handed to Ray: the bot's Slack secrets and its Ray token (a job's env_vars are in every listing).
-_WITHHELD_PREFIXES = ("SLACK_",)
-_WITHHELD = frozenset({"CSB_RAY_TOKEN"})
 # Ray 2.60's error types for a job whose entrypoint never started; any other (JOB_SUPERVISOR_ACTOR_DIED,
 # e.g. the supervisor killed for memory) may have come with the lane running, which Ray then kills.
 _BEFORE_THE_LANE = frozenset(
@@ -76,13 +75,8 @@ def submission_prefix(repo: Path) -> str:
 
 
 def ray_env(env: Mapping[str, str], grace_sec: float) -> dict[str, str]:
-    """The lane's environment as its job's env_vars: no Slack secret, no Ray token, Ray's stop as SIGINT."""
-    kept = {
-        key: value
-        for key, value in env.items()
-        if not key.startswith(_WITHHELD_PREFIXES) and key not in _WITHHELD
-    }
-    return {**kept, **stop_env(grace_sec)}
+    """The lane's environment (already allow-listed) as its job's env_vars, with Ray's stop as SIGINT."""
+    return {**env, **stop_env(grace_sec)}
 
 
 def answer_unknown(answer: object) -> bool:
@@ -205,7 +199,7 @@ class RayExecutor:
         return JobSubmission(
             submission_id=self.submission_id(launch.job),
             entrypoint=lane_entrypoint(launch.argv, launch.cwd, launch.log_path, self._grace),
-            env_vars=ray_env(launch.env, self._grace),
+            env_vars=ray_env(spawn_env(launch.env), self._grace),
             resources={self._resource: 1} if self._resource else None,
             metadata={"csb_lane": str(launch.lane_id), "csb_job": launch.job},
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections import ChainMap
+from collections.abc import Mapping
 from functools import partial
 
 from aiohttp import web
@@ -47,11 +49,9 @@ def playground_settings(host: str, port: int, *, socket_mode: bool = False) -> S
     return load_settings(**values)
 
 
-def playground_environ() -> dict[str, str]:
+def playground_environ() -> Mapping[str, str]:
     """The example bench's Harbor stand-in calls no MCP server, so a placeholder token lets MCP lanes run."""
-    environ = dict(os.environ)
-    environ.setdefault("SOURCEGRAPH_ACCESS_TOKEN", PLACEHOLDER_TOKEN)
-    return environ
+    return ChainMap(os.environ, {"SOURCEGRAPH_ACCESS_TOKEN": PLACEHOLDER_TOKEN})
 
 
 def build_playground(host: str, port: int, *, socket_mode: bool = False) -> web.Application:
@@ -75,6 +75,7 @@ def run_playground(host: str, port: int, *, socket_mode: bool = False) -> int:
     Socket Mode the bot connects to the stand-in once the port is open."""
     app = build_playground(host, port, socket_mode=socket_mode)
     bot = app[BOT_KEY]
+    bot.redact_logs()  # the stand-in's tokens are throwaway; the database URL may not be
     problems = checkout_problems(bot.settings)
     if problems:
         raise InfraError("; ".join(problems))

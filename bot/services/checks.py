@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.csb.child_env import ChildEnv
 from bot.csb.counterparts import missing_counterparts
 from bot.csb.preflight import AccountHealth, account_health, run_preflight
 from bot.domain.redact import Redactor
@@ -65,7 +65,7 @@ class CheckRunner:
     def __init__(
         self,
         repo: Path,
-        env: Mapping[str, str],
+        env: ChildEnv,
         *,
         daytona: bool,
         redact: Redactor,

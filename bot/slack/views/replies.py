@@ -81,7 +81,7 @@ def _planned_command(spec: RunSpec, task: TaskRef, lane: LanePlan, launch: Launc
         task_id=task.task_id,
         category=category,
     )
-    env = lane_env({}, lane_vars)
+    env = lane_env(launch.base_env, lane_vars)
     argv = lane_argv(launch, task.path, spec.params.model, jobs_dir(category, run_dir, lane.config), job, env)
     return shell_line(argv, {name: env[name] for name in ("BASELINE_MCP_TYPE", "INSTRUCTION_VARIANT")})
 

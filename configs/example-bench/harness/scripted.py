@@ -5,8 +5,8 @@ Both players of the bench read it: `bin/harbor` (the Harbor stand-in, standard l
 
 - the lane is `baseline` when BASELINE_MCP_TYPE is `none` or unset (CSB's agent default), else `mcp`;
 - the MCP lane applies the task's reference solution, the baseline lane only on `easy` tasks;
-- `CSB_STANDIN_SCRIPT` names a JSON object of `<task_id>/<lane>` or `<task_id>` → behaviour that overrides
-  the rule, and `CSB_STANDIN_DELAY` gives the seconds of "work" before the agent finishes.
+- `HARBOR_STANDIN_SCRIPT` names a JSON object of `<task_id>/<lane>` or `<task_id>` → behaviour that overrides
+  the rule, and `HARBOR_STANDIN_DELAY` gives the seconds of "work" before the agent finishes.
 
 Token counts and cost are derived from task, lane and model, so a report's figures are deterministic.
 Standard library only: `bin/harbor` runs on the bot's Python, the agent on Harbor's.
@@ -23,7 +23,7 @@ BEHAVIOURS = ("pass", "fail", "error", "ratelimit", "hang", "crash", "timeout")
 
 
 class ScriptError(ValueError):
-    """CSB_STANDIN_SCRIPT or CSB_STANDIN_DELAY says something the scripted agent cannot play."""
+    """HARBOR_STANDIN_SCRIPT or HARBOR_STANDIN_DELAY says something the scripted agent cannot play."""
 
 
 def lane_of(environ: Mapping[str, str]) -> str:
@@ -36,31 +36,31 @@ def behaviour(source_id: str, difficulty: str, lane: str, environ: Mapping[str, 
 
 
 def scripted(source_id: str, lane: str, environ: Mapping[str, str]) -> str | None:
-    """The CSB_STANDIN_SCRIPT entry for `<task_id>/<lane>`, else `<task_id>`, else None."""
-    script_path = environ.get("CSB_STANDIN_SCRIPT")
+    """The HARBOR_STANDIN_SCRIPT entry for `<task_id>/<lane>`, else `<task_id>`, else None."""
+    script_path = environ.get("HARBOR_STANDIN_SCRIPT")
     if not script_path:
         return None
     try:
         script = json.loads(Path(script_path).read_text())
     except (OSError, ValueError) as exc:
-        raise ScriptError(f"CSB_STANDIN_SCRIPT={script_path}: {exc}") from exc
+        raise ScriptError(f"HARBOR_STANDIN_SCRIPT={script_path}: {exc}") from exc
     if not isinstance(script, dict):
-        raise ScriptError(f"CSB_STANDIN_SCRIPT={script_path}: expected a JSON object")
+        raise ScriptError(f"HARBOR_STANDIN_SCRIPT={script_path}: expected a JSON object")
     chosen = script.get(f"{source_id}/{lane}", script.get(source_id))
     if chosen is not None and chosen not in BEHAVIOURS:
-        raise ScriptError(f"CSB_STANDIN_SCRIPT: {chosen!r} for {source_id} is not one of {BEHAVIOURS}")
+        raise ScriptError(f"HARBOR_STANDIN_SCRIPT: {chosen!r} for {source_id} is not one of {BEHAVIOURS}")
     return chosen
 
 
 def delay(environ: Mapping[str, str]) -> float:
-    """CSB_STANDIN_DELAY: seconds the agent works before it finishes (default 0)."""
-    text = environ.get("CSB_STANDIN_DELAY", "0") or "0"
+    """HARBOR_STANDIN_DELAY: seconds the agent works before it finishes (default 0)."""
+    text = environ.get("HARBOR_STANDIN_DELAY", "0") or "0"
     try:
         seconds = float(text)
     except ValueError as exc:
-        raise ScriptError(f"CSB_STANDIN_DELAY={text!r} is not a number") from exc
+        raise ScriptError(f"HARBOR_STANDIN_DELAY={text!r} is not a number") from exc
     if seconds < 0:
-        raise ScriptError(f"CSB_STANDIN_DELAY={text!r} is negative")
+        raise ScriptError(f"HARBOR_STANDIN_DELAY={text!r} is negative")
     return seconds
 
 
