@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.csb.configs import lane_plans, load_eval_matrix
 from bot.csb.json_file import MIB
+from bot.csb.regular_file import NotRegularFile, TooLarge, read_capped
 from bot.csb.task_file import TaskFile, parse_task_file
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.spec import RunParams, RunSpec, TaskRef
@@ -113,15 +114,15 @@ class Catalog:
     @staticmethod
     def _read(path: Path, rel: str) -> bytes:
         try:
-            with path.open("rb") as handle:
-                raw = handle.read(TASK_FILE_SIZE_LIMIT + 1)
-        except OSError as exc:
-            raise InfraError(f"cannot read task file {rel}: {exc}") from exc
-        if len(raw) > TASK_FILE_SIZE_LIMIT:
+            return read_capped(path, TASK_FILE_SIZE_LIMIT)
+        except TooLarge:
             raise UserInputError(
                 f"task file `{rel}` is larger than {TASK_FILE_SIZE_LIMIT // MIB} MiB", hint=_PATH_HINT
-            )
-        return raw
+            ) from None
+        except NotRegularFile:
+            raise UserInputError(f"task file `{rel}` is not a regular file", hint=_PATH_HINT) from None
+        except OSError as exc:
+            raise InfraError(f"cannot read task file {rel}: {exc}") from exc
 
 
 def _select(task_file: TaskFile, suite: str | None) -> tuple[TaskRef, ...]:

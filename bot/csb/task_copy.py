@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.csb.paths import LaunchPaths
+from bot.csb.regular_file import read_capped
 from bot.domain.errors import InfraError
 from bot.domain.spec import LaneRole
 
@@ -30,6 +31,7 @@ ARTIFACT_ONLY = "Dockerfile.artifact_only"
 ARTIFACT_BASELINE = "Dockerfile.artifact_baseline"
 NO_REPO_NOTE = "No local repositories are pre-checked out."  # invalid in artifact mode (harness preflight)
 _SUFFIX_CHARS = 6
+_INSTRUCTION_LIMIT = 4 * 1024 * 1024  # CSB's longest instruction.md is some 20 KiB
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ def _says_no_repo(folder: Path) -> bool:
     if _leaves(folder, "instruction.md"):
         return False
     try:
-        return NO_REPO_NOTE in (folder / "instruction.md").read_text(encoding="utf-8", errors="replace")
+        text = read_capped(folder / "instruction.md", _INSTRUCTION_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return False
+    return NO_REPO_NOTE in text
