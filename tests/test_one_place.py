@@ -241,3 +241,22 @@ def test_the_new_checks_find_what_they_look_for() -> None:
     assert calls_of(hand, "lane_command") == [6] and reads(hand, {"start_eta_sec"}) == [7]
     fine = ast.parse("is_trial_folder(name)\njob = f'csb_r{run}'\nx = name[:8]\nbackoff(n, base=1, cap=2)")
     assert trial_rule_copies(fine) == [] and defined(fine, "backoff") == []
+
+
+_READS = frozenset({"read_text", "read_bytes", "open"})
+
+
+def test_csb_reads_checkout_files_only_through_regular_file() -> None:
+    """A file of the checkout may be a FIFO (its open waits forever) or a link to a device (its read never
+    ends): `bot/csb` reads only through `regular_file` (or `json_file`, which uses it)."""
+    found = [
+        f"{name}:{node.lineno}"
+        for name, tree in sources()
+        if name.startswith("bot/csb/") and name != "bot/csb/regular_file.py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _READS
+        and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "os")
+    ]
+    assert found == [], found

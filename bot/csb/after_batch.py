@@ -8,13 +8,13 @@ that fails is reported, never fatal (the harness only warns). Blocking; callers 
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.domain.words import plural
 
 # The harness calls scripts/evaluation/…; older checkouts keep it at scripts/.
@@ -23,6 +23,7 @@ VALIDATE_SCRIPT = "scripts/authoring/validate_task_run.py"
 FLAGGED_FILE = "flagged_tasks.json"
 _TIMEOUT_SEC = 600
 _TAIL = 200
+_REPORT_LIMIT = 16 * MIB  # the flag file of a run of 264 tasks is some 100 KiB
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def _run(repo: Path, argv: list[str], env: Mapping[str, str]) -> tuple[int, str]
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = read_json(path, _REPORT_LIMIT)  # a regular file, capped: the scripts write it in the run
+    except (OSError, UnreadableJson):
         return None
     return data if isinstance(data, dict) else None

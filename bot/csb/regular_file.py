@@ -12,6 +12,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 
 class NotRegularFile(OSError):
@@ -22,17 +23,23 @@ class TooLarge(OSError):
     """The file holds more than the caller's cap."""
 
 
-def read_capped(path: Path, limit: int) -> bytes:
-    """The file's bytes; OSError when it cannot be read (FileNotFoundError when absent, NotRegularFile,
-    TooLarge when it is larger than `limit`)."""
+def open_regular(path: Path) -> BinaryIO:
+    """The file opened for reading; NotRegularFile (an OSError) when it is not a regular file."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open would wait for a writer
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(limit + 1)
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_capped(path: Path, limit: int) -> bytes:
+    """The file's bytes; OSError when it cannot be read (FileNotFoundError when absent, NotRegularFile,
+    TooLarge when it is larger than `limit`)."""
+    with open_regular(path) as handle:
+        raw = handle.read(limit + 1)
     if len(raw) > limit:
         raise TooLarge(errno.EFBIG, f"larger than {limit} bytes", str(path))
     return raw

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.csb.paths import LaunchPaths
-from bot.csb.regular_file import read_capped
+from bot.csb.regular_file import open_regular, read_capped
 from bot.domain.errors import InfraError
 from bot.domain.spec import LaneRole
 
@@ -134,7 +134,7 @@ def _replace_file(source: Path, target: Path) -> None:
         raise InfraError(f"refused to write `{target}`: its folder is a link")
     target.unlink(missing_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    with source.open("rb") as reader, os.fdopen(os.open(target, flags, 0o644), "wb") as writer:
+    with open_regular(source) as reader, os.fdopen(os.open(target, flags, 0o644), "wb") as writer:
         shutil.copyfileobj(reader, writer)
 
 
