@@ -240,9 +240,9 @@ def _playground(args: argparse.Namespace) -> int:
 def _database(args: argparse.Namespace) -> int:
     """Operators' migration step; `serve` runs the same upgrade at start, so it is optional."""
     settings = load_database_settings()
-    revision = asyncio.run(schema_revision(settings.csb_database_url, upgrade=args.action == "upgrade"))
-    print(f"{settings.database_for_display()}: {describe_revision(revision)}")
-    return 0
+    found = asyncio.run(schema_revision(settings.csb_database_url, upgrade=args.action == "upgrade"))
+    print(f"{settings.database_for_display()}: {describe_revision(found)}")
+    return 0 if found.startable else 1
 
 
 def _check(_args: argparse.Namespace) -> int:

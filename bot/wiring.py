@@ -139,7 +139,7 @@ def build_bot(
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client, replays)
+    clicks = RunControlClicks(control, replies, directory, client, replays, requests)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(
         settings,

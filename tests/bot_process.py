@@ -69,11 +69,12 @@ class World:
     slack_url: str
     bots: list[BotProcess]
 
-    async def start_bot(self) -> BotProcess:
+    async def start_bot(self, prefix: tuple[str, ...] = ()) -> BotProcess:
+        """`prefix`: a command the bot runs under, e.g. `unshare` for a PID namespace of its own."""
         port = _free_port()
         log = open(self.tmp / f"bot-{len(self.bots)}.log", "ab")  # noqa: SIM115 (closed with the process)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [*prefix, sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", str(port)],
             env=self.env,
             cwd=self.tmp,
             stdout=log,

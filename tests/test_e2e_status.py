@@ -155,8 +155,15 @@ async def test_status_shows_one_card_or_the_active_runs(tmp_path: Path, db_url: 
         assert "CSB run request #1" in card_text(copy)
 
 
+# App Home shows what `/csb status` outside the channel would: a listed approver sees what waits for them.
+LISTED_APPROVER = f"""
+[policy.staging.approvers]
+users = ["{APPROVER}"]
+"""
+
+
 async def test_app_home_lists_what_waits_for_me_and_refreshes(tmp_path: Path, db_url: str) -> None:
-    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=LISTED_APPROVER) as h:
         await h.driver.app_home_opened(APPROVER)
         await h.deliver()
         home = h.standin.home(APPROVER)

@@ -355,3 +355,22 @@ def test_the_child_env_check_finds_what_it_looks_for() -> None:
     )
     assert inheriting_spawns(spawns) == [1, 2]
     assert inheriting_spawns(ast.parse("subprocess.run(argv, env=spawn_env(child))")) == []
+
+
+_READS = frozenset({"read_text", "read_bytes", "open"})
+
+
+def test_csb_reads_checkout_files_only_through_regular_file() -> None:
+    """A file of the checkout may be a FIFO (its open waits forever) or a link to a device (its read never
+    ends): `bot/csb` reads only through `regular_file` (or `json_file`, which uses it)."""
+    found = [
+        f"{name}:{node.lineno}"
+        for name, tree in sources()
+        if name.startswith("bot/csb/") and name != "bot/csb/regular_file.py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _READS
+        and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "os")
+    ]
+    assert found == [], found

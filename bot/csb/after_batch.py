@@ -8,7 +8,6 @@ that fails is reported, never fatal (the harness only warns). Blocking; callers 
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.csb.child_env import ChildEnv, spawn_env
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.domain.redact import Redactor, outside_text
 from bot.domain.words import plural
 
@@ -26,6 +26,7 @@ FLAGGED_FILE = "flagged_tasks.json"
 _TIMEOUT_SEC = 600
 _TAIL = 200
 _SHOWN = 600  # one finding or problem line in the thread
+_REPORT_LIMIT = 16 * MIB  # the flag file of a run of 264 tasks is some 100 KiB
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def _run(repo: Path, argv: list[str], env: ChildEnv) -> tuple[int, str]:
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = read_json(path, _REPORT_LIMIT)  # a regular file, capped: the scripts write it in the run
+    except (OSError, UnreadableJson):
         return None
     return data if isinstance(data, dict) else None

@@ -8,12 +8,17 @@ back: an edit that keeps the size and restores the mtime still invalidates the c
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
+from stat import S_ISREG
 
 from bot.csb.configs import lane_plans, load_eval_matrix
 from bot.csb.json_file import MIB
+from bot.csb.regular_file import NotRegularFile, TooLarge, read_capped
 from bot.csb.task_file import TaskFile, parse_task_file
 from bot.domain.errors import InfraError, UserInputError
+from bot.domain.mrkdwn import clip
 from bot.domain.spec import RunParams, RunSpec, TaskRef
 
 SUITES_DIR = "benchmarks/suites"
@@ -21,6 +26,7 @@ CANONICAL_SUITE_FILE = f"{SUITES_DIR}/csb-v2-dual264.json"
 DEFAULT_SELECTION_FILE = "configs/selected_benchmark_tasks.json"
 TASK_FILE_SIZE_LIMIT = 32 * MIB  # the canonical suite file of 264 tasks is about 60 KiB
 
+_SHOWN_CHARS = 120  # a path echoed in a reply; the user typed up to PATH_CHARS
 _PATH_HINT = f"task files live in the CSB checkout, e.g. {SUITES_DIR}/<id>.json or configs/<name>.json"
 
 
@@ -66,12 +72,20 @@ class Catalog:
         """The parsed task file (the default one when `rel_path` is None), from the cache when unchanged."""
         rel = self._relative(rel_path) if rel_path else self.default_task_file()
         path = self._repo / rel
-        if not path.is_file():
+        try:
+            stat = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            stat = None
+        except OSError as exc:  # a name too long for the file system, a symlink loop, no permission
+            raise UserInputError(
+                f"task file `{clip(rel, _SHOWN_CHARS)}` cannot be opened: {_reason(exc)}", hint=_PATH_HINT
+            ) from None
+        if stat is None or not S_ISREG(stat.st_mode):
             listed = ", ".join(self.suite_files()) or "none"
             raise UserInputError(
-                f"task file `{rel}` not found in the CSB checkout; suite files: {listed}", hint=_PATH_HINT
+                f"task file `{clip(rel, _SHOWN_CHARS)}` not found in the CSB checkout; suite files: {listed}",
+                hint=_PATH_HINT,
             )
-        stat = path.stat()
         stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
         cached = self._cache.get(rel)
         if cached is not None and cached[0] == stamp:
@@ -105,23 +119,33 @@ class Catalog:
     def _relative(self, rel_path: str) -> str:
         """The path relative to the checkout root; refuses anything that leaves it (absolute or `..`)."""
         candidate = Path(rel_path)
-        full = (candidate if candidate.is_absolute() else self._repo / candidate).resolve()
+        # `realpath`, not `resolve`: a symlink loop is left for `load` to report, not a RuntimeError here.
+        full = Path(os.path.realpath(candidate if candidate.is_absolute() else self._repo / candidate))
         if not full.is_relative_to(self._repo):
-            raise UserInputError(f"`{rel_path}` is outside the CSB checkout", hint=_PATH_HINT)
+            raise UserInputError(
+                f"`{clip(rel_path, _SHOWN_CHARS)}` is outside the CSB checkout", hint=_PATH_HINT
+            )
         return full.relative_to(self._repo).as_posix()
 
     @staticmethod
     def _read(path: Path, rel: str) -> bytes:
         try:
-            with path.open("rb") as handle:
-                raw = handle.read(TASK_FILE_SIZE_LIMIT + 1)
-        except OSError as exc:
-            raise InfraError(f"cannot read task file {rel}: {exc}") from exc
-        if len(raw) > TASK_FILE_SIZE_LIMIT:
+            return read_capped(path, TASK_FILE_SIZE_LIMIT)
+        except TooLarge:
             raise UserInputError(
                 f"task file `{rel}` is larger than {TASK_FILE_SIZE_LIMIT // MIB} MiB", hint=_PATH_HINT
-            )
-        return raw
+            ) from None
+        except NotRegularFile:
+            raise UserInputError(f"task file `{rel}` is not a regular file", hint=_PATH_HINT) from None
+        except OSError as exc:
+            raise InfraError(f"cannot read task file {rel}: {exc}") from exc
+
+
+def _reason(exc: OSError) -> str:
+    """The OS's words for why a path cannot be opened, in lower case ("file name too long")."""
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink loop"
+    return (exc.strerror or type(exc).__name__).lower()
 
 
 def _select(task_file: TaskFile, suite: str | None) -> tuple[TaskRef, ...]:

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from bot.csb.regular_file import TooLarge, read_capped
+
 MIB = 1024 * 1024
 
 
@@ -21,11 +23,12 @@ class UnreadableJson(ValueError):
 
 
 def read_json(path: Path, limit: int) -> Any:
-    """The parsed file; OSError when it cannot be read (FileNotFoundError: absent), else UnreadableJson."""
-    with path.open("rb") as handle:
-        raw = handle.read(limit + 1)
-    if len(raw) > limit:
-        raise UnreadableJson(f"is larger than {_size(limit)}")
+    """The parsed file; OSError when it cannot be read (FileNotFoundError: absent; a FIFO or a device is
+    never opened for reading, see `regular_file`), else UnreadableJson."""
+    try:
+        raw = read_capped(path, limit)
+    except TooLarge:
+        raise UnreadableJson(f"is larger than {_size(limit)}") from None
     return parse_json(raw)
 
 

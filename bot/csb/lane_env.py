@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.csb.child_env import ChildEnv, is_bot_own, spawn_env
+from bot.csb.regular_file import read_capped
 from bot.domain.errors import InfraError
 
 ENV_LOCAL = ".env.local"
@@ -29,6 +30,7 @@ DEFAULT_VARIANT = "default"
 _SHELL_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})  # bash sets these itself; not the file's exports
 _SOURCEGRAPH_REPOS = re.compile(r'(?<=ENV SOURCEGRAPH_REPOS=")[^"]+')  # the harness's `grep -oP`
 _SOURCE_TIMEOUT_SEC = 10
+_DOCKERFILE_LIMIT = 4 * 1024 * 1024  # a Dockerfile is a few KiB; a link to a device is never read whole
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ def instruction_variant(full_config: str, *, mcp_lane: bool) -> str:
 def sourcegraph_repos(dockerfile: Path) -> str:
     """Every `ENV SOURCEGRAPH_REPOS="…"` value of the Dockerfile, one per line; "" when none or unreadable."""
     try:
-        text = dockerfile.read_text(encoding="utf-8", errors="replace")
+        text = read_capped(dockerfile, _DOCKERFILE_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return ""
     return "\n".join(_SOURCEGRAPH_REPOS.findall(text))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.csb.json_file import MIB, UnreadableJson, read_json
+from bot.csb.regular_file import open_regular
 from bot.csb.trials import is_trial_folder, is_trial_of
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
@@ -119,7 +120,7 @@ def read_log_tail(log_path: Path | None, limit: int = LOG_TAIL_BYTES) -> str:
     if log_path is None:
         return ""
     try:
-        with log_path.open("rb") as handle:
+        with open_regular(log_path) as handle:  # a FIFO or a device in its place is no log
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - limit))
             raw = handle.read()

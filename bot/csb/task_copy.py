@@ -12,6 +12,7 @@ its copies when the whole batch is done; the bot's runs overlap, so it cleans up
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -19,15 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.csb.paths import LaunchPaths
+from bot.csb.regular_file import open_regular, read_capped
 from bot.domain.errors import InfraError
 from bot.domain.spec import LaneRole
 
+ENVIRONMENT = "environment"
 DOCKERFILE = "Dockerfile"
 SG_ONLY = "Dockerfile.sg_only"
 ARTIFACT_ONLY = "Dockerfile.artifact_only"
 ARTIFACT_BASELINE = "Dockerfile.artifact_baseline"
 NO_REPO_NOTE = "No local repositories are pre-checked out."  # invalid in artifact mode (harness preflight)
 _SUFFIX_CHARS = 6
+_INSTRUCTION_LIMIT = 4 * 1024 * 1024  # CSB's longest instruction.md is some 20 KiB
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,15 @@ def variant_problems(repo: Path, task_path: str, lanes: Iterable[tuple[LaneRole 
         return ["task folder missing"]
     problems: list[str] = []
     for role, config in lanes:
-        required = lane_variant(role, config).required
+        variant = lane_variant(role, config)
+        required = variant.required
+        names = dict.fromkeys(name for name in (required, variant.swapped, DOCKERFILE) if name is not None)
+        leaving = [
+            rel for rel in (ENVIRONMENT, *(f"{ENVIRONMENT}/{name}" for name in names)) if _leaves(folder, rel)
+        ]
+        if leaving:
+            problems.append(f"{leaving[0]} is a link out of the task folder")
+            continue
         if not (folder / "environment" / required).is_file():
             problems.append(f"no environment/{required}")
         if "artifact" in config and _says_no_repo(folder):
@@ -87,11 +99,14 @@ def lane_task_path(paths: LaunchPaths, task_path: str, role: LaneRole | str, con
     """
     variant = lane_variant(role, config)
     source = paths.task_folder(task_path)  # a task folder never leads out of the checkout
-    if variant.swapped is None or not (source / "environment" / variant.swapped).is_file():
+    if variant.swapped is None or not (source / ENVIRONMENT / variant.swapped).is_file():
         return task_path
+    for rel in (ENVIRONMENT, f"{ENVIRONMENT}/{variant.swapped}", f"{ENVIRONMENT}/{DOCKERFILE}"):
+        if _leaves(source, rel):  # preflight refuses such a task; the checkout may have changed since
+            raise InfraError(f"refused to copy `{task_path}`: its {rel} is a link out of the task folder")
     remove_copy(copy)
-    shutil.copytree(source, copy, symlinks=True)
-    shutil.copyfile(source / "environment" / variant.swapped, copy / "environment" / DOCKERFILE)
+    shutil.copytree(source, copy, symlinks=True)  # links are copied as links, never followed
+    _replace_file(source / ENVIRONMENT / variant.swapped, copy / ENVIRONMENT / DOCKERFILE)
     return str(copy)
 
 
@@ -106,8 +121,28 @@ def remove_copy(copy: Path) -> None:
         shutil.rmtree(copy, ignore_errors=True)
 
 
+def _leaves(folder: Path, rel: str) -> bool:
+    """Whether `folder/rel`, its links followed, lies outside `folder` (a link out, or under one)."""
+    base = os.path.realpath(folder)
+    return not Path(os.path.realpath(folder / rel)).is_relative_to(base)
+
+
+def _replace_file(source: Path, target: Path) -> None:
+    """Put `source`'s bytes at `target` as a new regular file: a link at `target` is removed, never
+    written through (the copy keeps the task's links as links, and one may lead out of the checkout)."""
+    if target.parent.is_symlink():
+        raise InfraError(f"refused to write `{target}`: its folder is a link")
+    target.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    with open_regular(source) as reader, os.fdopen(os.open(target, flags, 0o644), "wb") as writer:
+        shutil.copyfileobj(reader, writer)
+
+
 def _says_no_repo(folder: Path) -> bool:
+    if _leaves(folder, "instruction.md"):
+        return False
     try:
-        return NO_REPO_NOTE in (folder / "instruction.md").read_text(encoding="utf-8", errors="replace")
+        text = read_capped(folder / "instruction.md", _INSTRUCTION_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return False
+    return NO_REPO_NOTE in text

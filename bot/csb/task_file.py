@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from bot.csb.json_file import UnreadableJson, parse_json
+from bot.csb.regular_file import read_capped
 from bot.domain.errors import UserInputError
 from bot.domain.spec import TaskRef
 
@@ -23,6 +24,7 @@ Shape = Literal["suite", "selection"]
 
 TASK_ID_LIMIT = 128  # CSB's ids are under 80 characters; one is a folder name, so it is kept short
 TASK_DIR_LIMIT = 512
+TASK_TOML_SIZE_LIMIT = 1024 * 1024  # CSB's task.tomls are under 2 KiB
 _SHOWN_LIMIT = 80
 _ENTRY_HINT = "fix that entry of the task file, or choose another with --suite-file"
 
@@ -166,8 +168,9 @@ def _shown(value: str) -> str:
 
 
 def _task_toml(folder: Path) -> dict[str, Any] | None:
+    """The task.toml, or None when it is absent, not a regular file, too large or malformed."""
     try:
-        return tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
+        return tomllib.loads(read_capped(folder / "task.toml", TASK_TOML_SIZE_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
 

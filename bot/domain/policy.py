@@ -254,6 +254,19 @@ def may_see(
     return any(_membership(rule.users, rule.usergroups, actor) for rule in listed)
 
 
+def may_act_from(
+    policy: PolicyConfig, category: Category, actor: Actor, requester: str, in_its_channel: bool
+) -> Verdict:
+    """A click on a request or run, from where it was clicked: the one rule of `may_see`, so no surface
+    (App Home, a card copy, a DM) lets anyone act on what `/csb status` would not show them there."""
+    if may_see(policy, category, actor, requester, in_its_channel):
+        return _allow("may see it here")
+    return _deny(
+        "its details are shown only in its channel or to its requester, approvers and admins; "
+        "act on it in its channel"
+    )
+
+
 def approvals_needed(policy: PolicyConfig, category: Category) -> int:
     return policy.for_category(category).approvals_required
 

@@ -1,7 +1,9 @@
 """Only one bot process runs the timers: the one holding the lease row, renewed by its heartbeat.
 
 A holder that stops renewing loses the lease after its ttl; a holder whose pid is dead on this host
-loses it at once, so a restarted bot takes over without waiting.
+loses it at once, so a restarted bot takes over without waiting. "This host" is `this_host()`: the same
+machine boot and PID namespace, never the host name alone, since a pid from a namespace this process
+cannot see into would look dead while its holder runs on.
 """
 
 from __future__ import annotations

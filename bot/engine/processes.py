@@ -7,6 +7,8 @@ on Linux `/proc/<pid>/environ` tells us which live process carries which marker.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import socket
 from collections.abc import Collection
@@ -17,7 +19,31 @@ _PROC = Path("/proc")
 
 
 def this_host() -> str:
-    return socket.gethostname()
+    """Where this process lives as far as pids and markers go: the host name and a digest of this boot
+    of the machine and of this process's PID namespace.
+
+    Two replicas that share a host name need not see each other's processes: containers with host
+    networking each have their own PID namespace, and two machines may be named alike. A pid recorded
+    by one means nothing to the other, and a marker it cannot see is not a lost lane. So a lease holder
+    is judged dead by its pid, and its lanes adopted by their markers, only by a replica with the same
+    view; any other waits for the lease to expire."""
+    return f"{socket.gethostname()}~{_process_view()}"
+
+
+@functools.cache
+def _process_view() -> str:
+    """A digest of the boot id and the PID namespace; "" parts where the system does not say (no /proc)."""
+    parts: list[str] = []
+    try:
+        parts.append((_PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip())
+    except OSError:
+        parts.append("")
+    try:
+        namespace = os.stat(_PROC / "self" / "ns" / "pid")
+        parts.append(f"{namespace.st_dev}:{namespace.st_ino}")
+    except OSError:
+        parts.append("")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 
 def markers_supported() -> bool:

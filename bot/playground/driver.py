@@ -98,8 +98,14 @@ class SlackDriver:
     # -- what users do --------------------------------------------------------------------------------
 
     async def slash_command(
-        self, user_id: str, text: str, channel_id: str = "C0PLAY", command: str = "/csb"
+        self,
+        user_id: str,
+        text: str,
+        channel_id: str = "C0PLAY",
+        command: str = "/csb",
+        trigger_id: str | None = None,
     ) -> DriverResponse:
+        """`trigger_id`: the invocation's id; pass the one of an earlier command to deliver it again."""
         channel = self.standin.channel(channel_id)
         form = slash_command_form(
             self._app(),
@@ -108,7 +114,7 @@ class SlackDriver:
             command,
             text,
             self._response_url(channel.id, user_id),
-            self.standin.issue_trigger_id(user_id),
+            trigger_id or self.standin.issue_trigger_id(user_id),
         )
         if self.socket_mode:
             return await self._envelope("slash_commands", form)

@@ -23,8 +23,9 @@ class RecordedCall:
 
 
 # What an injected failure answers: a Web API error (`{"ok": false, "error": …}`), an HTML or a plain-text
-# page instead of JSON (a proxy in the way), or a success whose `ts` is missing.
-ANSWERS = ("error", "html", "text", "no_ts")
+# page instead of JSON (a proxy in the way), a success whose `ts` is missing, or the JSON answer cut off
+# halfway (a connection dropped mid-body: typed as JSON, unreadable as JSON).
+ANSWERS = ("error", "html", "text", "no_ts", "truncated")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class InjectedFailure:
     def error(self) -> str:
         if self.refusal is not None:
             return self.refusal
-        if self.answer in ("html", "text"):
+        if self.answer in ("html", "text", "truncated"):
             return "not_json"
         return "ratelimited" if self.status == RATE_LIMITED else SERVER_ERRORS.get(self.status, "fatal_error")
 

@@ -9,6 +9,7 @@ so tests can assert on it, and failures can be queued to rehearse Slack's bad da
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Iterable
 from json import JSONDecodeError
@@ -153,6 +154,9 @@ class SlackStandin:
             page = "<html><body>Bad gateway</body></html>" if html else "upstream error"
             kind = "text/html" if html else "text/plain"
             return web.Response(text=page, status=failure.status, content_type=kind)
+        if failure.answer == "truncated":
+            whole = json.dumps(body)
+            return web.Response(text=whole[: len(whole) // 2], status=200, content_type="application/json")
         return web.json_response(body, status=failure.status, headers=failure.headers())
 
     async def _handle_response_url(self, request: web.Request) -> web.Response:
@@ -211,8 +215,8 @@ class SlackStandin:
         self, method: str, answer: str, count: int = 1, after_store: bool = True, channel: str | None = None
     ) -> None:
         """Answer the next `count` calls of `method` with HTTP 200 and `answer`: "html" or "text" (a page,
-        not JSON) or "no_ts" (a success without the message's `ts`). With `after_store` the call takes
-        effect and only its answer is bad."""
+        not JSON), "no_ts" (a success without the message's `ts`) or "truncated" (the answer's JSON cut
+        off halfway). With `after_store` the call takes effect and only its answer is bad."""
         failure = InjectedFailure(200, 0, after_store, answer=answer, channel=channel)
         self._failures.add(method, failure, count)
 
@@ -319,6 +323,8 @@ async def _read_call(request: web.Request) -> tuple[dict[str, Any], str | None]:
 
 
 def _failure_body(failure: InjectedFailure, done: dict[str, Any] | None = None) -> dict[str, Any]:
+    if failure.answer == "truncated":  # the answer Slack sent, of which half arrives
+        return done if done is not None else {"ok": False, "error": "request_timeout"}
     if failure.answer == "no_ts":
         answer = dict(done or {"ok": True})
         answer.pop("ts", None)

@@ -14,7 +14,7 @@ from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.mrkdwn import clip, escape
-from bot.domain.policy import BOT_ACTOR, Actor, PolicyConfig, may_control, may_request
+from bot.domain.policy import BOT_ACTOR, Actor, PolicyConfig, may_act_from, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
@@ -221,6 +221,18 @@ class RunRequestService:
         if error is not None:
             await self.refused(request, action, actor, str(error))
             raise error
+
+    async def authorize_sight(
+        self, request_id: int, actor: Actor, channel_id: str | None, action: str
+    ) -> None:
+        """A click on request (or run) `request_id` from `channel_id` (None: App Home): refused, and kept in
+        the audit trail, when `/csb status` there would not show this person the request's details."""
+        request = await self.load(request_id)
+        in_channel = channel_id is not None and channel_id == request.channel_id
+        verdict = may_act_from(self._policy, Category(request.category), actor, request.requester, in_channel)
+        if not verdict.allowed:
+            await self.refused(request, action, actor, verdict.reason)
+            raise PolicyError(verdict.reason)
 
     async def refused(self, request: RunRequest, action: str, actor: Actor, reason: str) -> None:
         await record_refusal(

@@ -42,6 +42,7 @@ class DecisionHandler:
 
     async def _approve(self, click: ButtonClick) -> str | None:
         actor = await self._directory.actor(click.user_id)
+        await self._requests.authorize_sight(click.row_id, actor, click.channel_id, "approve")
         return (await self._approvals.approve(click.row_id, click.revision, actor)).message
 
     async def open_reject(self, click: ButtonClick) -> None:
@@ -51,8 +52,10 @@ class DecisionHandler:
         await answering(lambda: self._open_reject(click), lambda text: self._reply(click, text))
 
     async def _open_reject(self, click: ButtonClick) -> None:
+        actor = await self._directory.actor(click.user_id)
+        await self._requests.authorize_sight(click.row_id, actor, click.channel_id, "reject")
         request = await self._requests.load(click.row_id)
-        await self._requests.authorize(request, await self._directory.actor(click.user_id), "reject")
+        await self._requests.authorize(request, actor, "reject")
         await self._open(click, reject_modal(click.row_id, request.revision).to_dict())
 
     async def open_edit(self, click: ButtonClick) -> None:
@@ -61,8 +64,10 @@ class DecisionHandler:
         await answering(lambda: self._open_edit(click), lambda text: self._reply(click, text))
 
     async def _open_edit(self, click: ButtonClick) -> None:
+        actor = await self._directory.actor(click.user_id)
+        await self._requests.authorize_sight(click.row_id, actor, click.channel_id, "edit")
         request = await self._requests.load(click.row_id)
-        await self._requests.authorize(request, await self._directory.actor(click.user_id), "edit")
+        await self._requests.authorize(request, actor, "edit")
         params = RunSpec.model_validate_json(request.spec_json).params
         await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
 

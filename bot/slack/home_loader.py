@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus
-from bot.domain.policy import Actor, PolicyConfig, may_approve
+from bot.domain.policy import Actor, PolicyConfig, may_approve, may_see
 from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.domain.states import RunState
 from bot.domain.words import plural
@@ -20,7 +20,13 @@ from bot.store.models import RunRequest
 
 
 async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, now: datetime) -> HomeView:
+    """App Home is in no channel: it shows each person what `/csb status` typed outside a request's
+    channel would show them (`may_see`), and its buttons are refused to anyone else all the same."""
     actor = Actor(user_id=user_id)
+
+    def seen(request: RunRequest) -> bool:
+        return may_see(policy, Category(request.category), actor, request.requester, in_its_channel=False)
+
     waiting = [
         HomeRequest(
             request_id=request.id or 0,
@@ -30,6 +36,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
             revision=request.revision,
         )
         for request in await homes.pending_requests(session)
+        if seen(request)
     ]
     my_runs = []
     for request, run in await homes.runs_of(session, user_id):
@@ -49,6 +56,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         official=[
             await _result(session, request, run.id or 0)
             for request, run in await homes.last_finished(session, "official")
+            if seen(request)
         ],
         set_aside=await outbox.count_set_aside(session) if user_id in policy.admins else None,
     )

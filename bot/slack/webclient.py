@@ -1,8 +1,8 @@
 """The Web API client the bot talks to Slack with: every call bounded in time, every answer checked.
 
 A call that hangs must end (`CALL_TIMEOUT_SECONDS`) so its row can be retried and the rest of the
-outbox is not held up. An answer that is not a JSON object (a proxy's error page, a truncated body)
-is a failed call, not a success with no data: it raises `MalformedAnswer`, which the outbox retries.
+outbox is not held up. An answer that is not a JSON object (a proxy's error page, a body cut off
+halfway) is a failed call, not a success with no data: it raises `MalformedAnswer`, which the outbox retries.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ class CheckedWebClient(AsyncWebClient):
         try:
             response = await super().api_call(api_method, **kwargs)
         except SlackApiError as exc:
-            status = exc.response.status_code
+            status = getattr(exc.response, "status_code", None)
+            if status is None:  # slack_sdk's error for JSON it could not read carries aiohttp's response
+                raise MalformedAnswer(f"{api_method} answered JSON that does not parse (cut off?)") from exc
             if status < 500 and status != 429 and not _is_answer(exc.response.data):
                 raise MalformedAnswer(f"{api_method} answered HTTP {status} without a JSON body") from exc
             raise

@@ -134,15 +134,21 @@ class Store:
         try:
             async with self._write_engine.begin() as conn:
                 await conn.run_sync(schema.upgrade)
+        except schema.SchemaProblem as exc:
+            raise InfraError(f"{display_url(self.url)}: {exc}") from None
         except (SQLAlchemyError, CommandError, OSError) as exc:
             raise self._failed("could not bring the schema up to date", exc) from exc
-        log.info("database %s at schema revision %s", display_url(self.url), schema.head())
+        log.info("database %s at schema revision %s", display_url(self.url), await self.revision())
 
     async def revision(self) -> str | None:
-        """The schema revision the database is at (None: empty, or made before migrations)."""
+        """The schema revision the database is at (None: empty, or a version table no migration wrote)."""
+        return (await self.schema_state()).revision
+
+    async def schema_state(self) -> schema.SchemaState:
+        """The schema against this version's revisions: current, older, newer, or one no migration wrote."""
         try:
             async with self.engine.connect() as conn:
-                return await conn.run_sync(schema.current)
+                return await conn.run_sync(schema.state)
         except (SQLAlchemyError, OSError) as exc:
             raise self._failed("could not read the schema revision", exc) from exc
 
@@ -179,22 +185,31 @@ class Store:
         await self.engine.dispose()
 
 
-async def schema_revision(url: str, *, upgrade: bool) -> str | None:
-    """The database's schema revision, after bringing it up to date when `upgrade` (`csb-bot db`)."""
+async def schema_revision(url: str, *, upgrade: bool) -> schema.SchemaState:
+    """The database's schema, after bringing it up to date when `upgrade` and it can be (`csb-bot db`)."""
     store = Store(url)
     try:
-        if upgrade:
+        if upgrade and (await store.schema_state()).startable:
             await store.create_tables()
-        return await store.revision()
+        return await store.schema_state()
     finally:
         await store.close()
 
 
-def describe_revision(revision: str | None) -> str:
+def describe_revision(found: schema.SchemaState) -> str:
     """One line for an operator: where the schema is against what this version of the bot ships."""
     head = schema.head()
-    if revision is None:
+    kind = schema.SchemaKind
+    if found.kind is kind.EMPTY:
         return f"no schema yet (this csb-bot creates revision {head} at start or with `csb-bot db upgrade`)"
-    if revision == head:
-        return f"schema revision {revision}, up to date"
-    return f"schema revision {revision}; this csb-bot upgrades it to {head} (at start, or `db upgrade`)"
+    if found.kind is kind.CURRENT:
+        return f"schema revision {found.revision}, up to date"
+    if found.kind is kind.OLDER:
+        upgrades = f"this csb-bot upgrades it to {head} (at start, or `db upgrade`)"
+        return f"schema revision {found.revision}; {upgrades}"
+    if found.kind is kind.NEWER:
+        return (
+            f"schema revision {found.revision}, newer than this csb-bot's {head}: it runs on it unchanged "
+            "(migrations only add); upgrade this csb-bot"
+        )
+    return f"cannot start on this database: {schema.refusal(found)}"

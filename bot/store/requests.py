@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -13,10 +13,22 @@ from bot.domain.states import RequestState, check_request_move
 from bot.store.models import RunRequest
 from bot.store.narrow import rowcount
 
+# The first key of the two-key advisory lock on a slash command's trigger_id ("csbt" in ASCII, an int4);
+# the migration lock takes the one-key form, so the two never meet.
+_TRIGGER_LOCK_SPACE = 0x63736274
+
 
 async def create_request(session: AsyncSession, request: RunRequest) -> RunRequest | None:
     """The new request; None when its slash command (`trigger_id`) already made one, in this process
-    or another: the unique index decides, so two deliveries of one command make one request."""
+    or another: the unique index decides, so two deliveries of one command make one request.
+
+    Request numbers are what people see, and PostgreSQL spends a sequence value on an insert the unique
+    index then refuses: so deliveries of one command first meet on a lock of their `trigger_id` and
+    look, and only the first inserts. The index still decides should the lock be missing."""
+    if request.trigger_id is not None:
+        await _lock_trigger(session, request.trigger_id)
+        if await by_trigger(session, request.trigger_id) is not None:
+            return None
     try:
         async with session.begin_nested():
             session.add(request)
@@ -26,6 +38,16 @@ async def create_request(session: AsyncSession, request: RunRequest) -> RunReque
             raise
         return None
     return request
+
+
+async def _lock_trigger(session: AsyncSession, trigger_id: str) -> None:
+    """Hold, until the transaction ends, a lock that every delivery of this command asks for
+    (PostgreSQL; SQLite's one writer at a time already orders them)."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(:space, hashtext(:trigger))"),
+            {"space": _TRIGGER_LOCK_SPACE, "trigger": trigger_id},
+        )
 
 
 async def by_trigger(session: AsyncSession, trigger_id: str) -> RunRequest | None:

@@ -4,16 +4,30 @@
 that first takes the migration lock (PostgreSQL: a transaction advisory lock; SQLite: the write lock,
 taken at BEGIN IMMEDIATE by the caller), so replicas started in the same second upgrade in turn and the
 later ones find nothing left to do.
+
+A rolling deploy upgrades the schema while replicas of the older version still run, and may restart one
+of them: an older replica therefore starts on a newer schema, without touching it (migrations only add
+columns and tables, so what it reads and writes is still there). It knows a revision is newer, not
+unknown, by its number: the revisions are numbered `0001`, `0002`, … in the order they apply. A version
+table the bot cannot read as one known or newer revision (emptied while tables remain, two rows, a
+name that is not a number) was not written by a migration, so no replica starts on it and `db current`
+says what it holds.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
 from alembic import command
 from alembic.config import Config
-from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
+
+log = logging.getLogger(__name__)
 
 # The revision whose schema a database made before migrations existed already has (see its docstring).
 FIRST = "0001"
@@ -35,12 +49,90 @@ def head() -> str:
     return revision
 
 
+_NUMBERED = re.compile(r"\d{4}")
+
+
+class SchemaKind(StrEnum):
+    EMPTY = "empty"  # no tables yet
+    CURRENT = "current"  # at this version's head
+    OLDER = "older"  # a revision this version upgrades from
+    NEWER = "newer"  # numbered above this version's head: a later version upgraded it
+    UNKNOWN = "unknown"  # a revision that is neither this version's nor numbered like one
+    EMPTIED = "emptied"  # tables, but the version table holds no row
+    SEVERAL = "several"  # the version table holds more than one row
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    """What the version table says, read row by row, so no content of it can raise."""
+
+    kind: SchemaKind
+    revisions: tuple[str, ...] = ()
+
+    @property
+    def revision(self) -> str | None:
+        return self.revisions[0] if len(self.revisions) == 1 else None
+
+    @property
+    def startable(self) -> bool:
+        """Whether a replica of this version may start on it (an upgrade first, unless it is newer)."""
+        return self.kind not in (SchemaKind.UNKNOWN, SchemaKind.EMPTIED, SchemaKind.SEVERAL)
+
+
+class SchemaProblem(ValueError):
+    """The version table holds what no migration wrote; the message says what, in one line."""
+
+
+def state(connection: Connection) -> SchemaState:
+    """The database's schema against this version's revisions (see the module's docstring)."""
+    inspector = inspect(connection)
+    if not inspector.has_table("alembic_version"):
+        has_tables = inspector.has_table("run_requests")
+        return SchemaState(SchemaKind.OLDER, (FIRST,)) if has_tables else SchemaState(SchemaKind.EMPTY)
+    rows = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    revisions = tuple(sorted(str(row[0]) for row in rows))
+    if len(revisions) > 1:
+        return SchemaState(SchemaKind.SEVERAL, revisions)
+    if not revisions:
+        emptied = inspector.has_table("run_requests")
+        return SchemaState(SchemaKind.EMPTIED) if emptied else SchemaState(SchemaKind.EMPTY)
+    return SchemaState(_kind(revisions[0]), revisions)
+
+
+def _kind(revision: str) -> SchemaKind:
+    ours = head()
+    if revision == ours:
+        return SchemaKind.CURRENT
+    if revision in _known():
+        return SchemaKind.OLDER
+    if _NUMBERED.fullmatch(revision) and _NUMBERED.fullmatch(ours) and revision > ours:
+        return SchemaKind.NEWER
+    return SchemaKind.UNKNOWN
+
+
+def _known() -> set[str]:
+    return {script.revision for script in ScriptDirectory.from_config(_config()).walk_revisions()}
+
+
+def refusal(found: SchemaState) -> str:
+    """Why no replica starts on this schema, in one line."""
+    if found.kind is SchemaKind.SEVERAL:
+        return (
+            f"the version table holds {len(found.revisions)} revisions ({', '.join(found.revisions)}); "
+            "a migrated database holds one: restore it from a backup"
+        )
+    if found.kind is SchemaKind.EMPTIED:
+        return "the version table is empty but the tables exist: restore it from a backup"
+    return (
+        f"schema revision {found.revision!r} is not one this csb-bot knows (up to {head()}) nor "
+        "numbered as a later one: restore the database from a backup"
+    )
+
+
 def current(connection: Connection) -> str | None:
-    """The revision the database is at: None when empty, FIRST when made before migrations."""
-    revision = MigrationContext.configure(connection).get_current_revision()
-    if revision is None and _made_before_migrations(connection):
-        return FIRST
-    return revision
+    """The revision the database is at: None when empty (or unreadable, see `state`), FIRST when made
+    before migrations."""
+    return state(connection).revision
 
 
 def _made_before_migrations(connection: Connection) -> bool:
@@ -49,9 +141,23 @@ def _made_before_migrations(connection: Connection) -> bool:
 
 
 def upgrade(connection: Connection) -> None:
-    """Bring the schema to `head()` inside the caller's transaction, after taking the migration lock."""
+    """Bring the schema to `head()` inside the caller's transaction, after taking the migration lock.
+
+    A newer schema is left as it is (a rolling deploy's older replica runs on it); one no migration
+    wrote raises SchemaProblem."""
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+    found = state(connection)
+    if not found.startable:
+        raise SchemaProblem(refusal(found))
+    if found.kind is SchemaKind.NEWER:
+        log.warning(
+            "schema revision %s is newer than this csb-bot's %s: running on it unchanged (migrations only "
+            "add); upgrade this csb-bot",
+            found.revision,
+            head(),
+        )
+        return
     config = _config(connection)
     if _made_before_migrations(connection):
         command.stamp(config, FIRST)  # made by create_all before migrations: it holds FIRST's schema

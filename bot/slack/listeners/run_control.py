@@ -13,6 +13,7 @@ from bot.domain.limits import REASON_CHARS
 from bot.services.control_args import RERUNNABLE
 from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
+from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
@@ -67,8 +68,10 @@ class RunControlClicks:
         directory: Directory,
         client: AsyncWebClient,
         replays: ReplayGuard,
+        requests: RunRequestService,
     ) -> None:
         self._replays = replays
+        self._requests = requests  # who may act from where: the rule of `/csb status`
         self._control = control
         self._replies = replies
         self._directory = directory
@@ -83,7 +86,9 @@ class RunControlClicks:
         )
 
     async def _open_cancel(self, click: ButtonClick) -> None:
-        target = await self._control.stop_target(click.row_id, await self._directory.actor(click.user_id))
+        actor = await self._directory.actor(click.user_id)
+        await self._requests.authorize_sight(request_id_of(click.row_id), actor, click.channel_id, "cancel")
+        target = await self._control.stop_target(click.row_id, actor)
         view = cancel_modal(target.run_id, target.run_dir, target.running, target.queued)
         await self._client.views_open(trigger_id=click.trigger_id or "", view=view.to_dict())
 
@@ -115,9 +120,11 @@ class RunControlClicks:
         )
 
     async def _rerun_failed(self, click: ButtonClick) -> None:
+        actor = await self._directory.actor(click.user_id)
+        await self._requests.authorize_sight(request_id_of(click.row_id), actor, click.channel_id, "rerun")
         await self._control.rerun(
             click.row_id,
-            await self._directory.actor(click.user_id),
+            actor,
             only=RERUNNABLE,
             channel_id=click.channel_id or "",
             response_url=click.response_url,
