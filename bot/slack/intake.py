@@ -208,9 +208,15 @@ class Intake:
 
     async def screen(self, request: web.Request) -> AsyncBoltRequest | web.Response:
         raw = await request.read()
+        try:
+            # Slack signs and sends UTF-8; the verifier would decode it as such and raise on anything else.
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            log.info("refused a request whose body is not UTF-8 (%s bytes)", len(raw))
+            return web.json_response({"error": "the body is not UTF-8"}, status=400)
         timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
         signature = request.headers.get("X-Slack-Signature")
-        if not _TIMESTAMP.fullmatch(timestamp) or not self._verifier.is_valid(raw, timestamp, signature):
+        if not _TIMESTAMP.fullmatch(timestamp) or not self._verifier.is_valid(text, timestamp, signature):
             return web.json_response({"error": "invalid request"}, status=401)
         try:
             text = raw.decode(request.charset or "utf-8")
