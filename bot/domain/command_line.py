@@ -263,7 +263,10 @@ def _convert(flag: Flag, spelling: str, raw: str, max_parallel: int | None) -> A
     """Check one value's syntax and bounds, naming the flag and what it accepts when it is wrong."""
     if raw == "":
         raise _missing(spelling, flag, max_parallel)
-    _reject_invisible(f"`{spelling}`", raw)
+    if _value_type(flag.field) is str:
+        _check_text(f"`{spelling}`", flag.field, raw)
+    else:
+        _reject_invisible(f"`{spelling}`", raw)
     bad = f"`{spelling}` must be {value_kind(flag.field, max_parallel)}; got `{_show(raw)}`"
     values = _enum_values(flag.field)
     if values:
@@ -277,29 +280,45 @@ def _convert(flag: Flag, spelling: str, raw: str, max_parallel: int | None) -> A
         if number < _lower_bound(flag.field) or (max_parallel is not None and number > max_parallel):
             raise _error(bad)
         return number
-    _check_length(f"`{spelling}`", flag.field, raw)
     return raw
 
 
 def _bare_key(token: str) -> str:
     if token == "":
         raise _error(f"{_BARE} is empty; drop the empty quotes")
-    _reject_invisible(_BARE, token)
-    _check_length(_BARE, POSITIONAL_FIELD, token)
+    _check_text(_BARE, POSITIONAL_FIELD, token)
     return token
 
 
-def _check_length(what: str, field: str, value: str) -> None:
+def text_problem(field: str, value: str) -> str | None:
+    """What is wrong with a text value of a run parameter, however it was typed (`/csb run` or the Edit
+    modal, so both refuse the same): longer than its limit, or holding a control or invisible character
+    (NUL, a newline, C1 controls, ANSI escapes, U+202E), which is never intended and would reach folder
+    names, argv and the card. None when the value may be used. The length is checked first: it is O(1)."""
     limit = FIELD_CHARS.get(field)
     if limit is not None and len(value) > limit:
-        raise _error(f"{what} is {len(value):,} characters long; the limit is {limit}")
+        return f"is {len(value):,} characters long; the limit is {limit}"
+    return _invisible(value)
+
+
+def _invisible(value: str) -> str | None:
+    for char in value:
+        if unicodedata.category(char).startswith("C"):
+            return f"contains an invisible or control character (U+{ord(char):04X})"
+    return None
+
+
+def _check_text(what: str, field: str, value: str) -> None:
+    problem = text_problem(field, value)
+    if problem:
+        raise _error(f"{what} {problem}")
 
 
 def _reject_invisible(what: str, value: str) -> None:
-    """Control and zero-width characters are never intended and would reach file paths and argv."""
-    for char in value:
-        if unicodedata.category(char).startswith("C"):
-            raise _error(f"{what} contains an invisible or control character (U+{ord(char):04X})")
+    """A number or a choice is checked for them too, so the error names the character, not the value."""
+    problem = _invisible(value)
+    if problem:
+        raise _error(f"{what} {problem}")
 
 
 def _record(given: dict[str, tuple[str, Any]], field: str, spelled: str, value: Any) -> None:
