@@ -9,7 +9,6 @@ config name exists is decided later against the CSB checkout.
 from __future__ import annotations
 
 import re
-import shlex
 import types
 import typing
 import unicodedata
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.domain.errors import UserInputError
 from bot.domain.limits import RUN_NUMBER_DIGITS
+from bot.domain.shell_words import split_words
 from bot.domain.spec import FIELD_CHARS, Mode, RunParams
 
 SUBCOMMANDS: tuple[str, ...] = (
@@ -38,7 +38,7 @@ COMMAND_USAGE = "/csb <subcommand> [arguments]"
 
 _HELP_ALIASES = frozenset({"--help", "-h", "?"})
 # Slack clients turn `--` into an em or en dash and straight quotes into curly ones; spaces pasted
-# from documents arrive as no-break spaces, which shlex would keep inside a token.
+# from documents arrive as no-break spaces, which a shell (and `split_words`) would keep inside a word.
 _DASH_RUN = re.compile(r"(?<!\S)[-\u2014\u2013]*[\u2014\u2013][-\u2014\u2013]*")
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 _ODD_SPACE = re.compile(r"[^\S\n\t\r ]")
@@ -224,7 +224,7 @@ def _normalise(text: str) -> str:
 
 def _split(text: str) -> list[str]:
     try:
-        return shlex.split(text)
+        return split_words(text)
     except ValueError as exc:
         if "escaped" in str(exc):
             raise _error("the text ends with a lone backslash `\\`; remove it or quote it") from exc
@@ -365,12 +365,16 @@ def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
 def nearest(word: str, choices: tuple[str, ...]) -> str | None:
     """The choice fewest typing slips away (a swapped pair of letters is one slip, so `--modle` is
     `--model`, not `--mode`); ties go to the choice of the same length. None when nothing is close."""
-    if not choices:
-        return None
-    scored = [(_slips(word, choice), abs(len(choice) - len(word)), choice) for choice in choices]
-    slips, _, best = min(scored)
-    if slips <= max(1, len(word.lstrip("-")) // 3):
-        return best
+    allowed = max(1, len(word.lstrip("-")) // 3)
+    # A choice whose length differs by more than `allowed` is that many slips away at least: it is not
+    # scored, so a 40,000-character word costs nothing here instead of seconds of the event loop.
+    scored = [
+        (_slips(word, choice), abs(len(choice) - len(word)), choice)
+        for choice in choices
+        if abs(len(choice) - len(word)) <= allowed
+    ]
+    if scored and (best := min(scored))[0] <= allowed:
+        return best[2]
     started = [choice for choice in choices if choice.startswith(word) and len(word.lstrip("-")) >= 3]
     return started[0] if len(started) == 1 else None  # `--selection` for `--selection-file`
 
