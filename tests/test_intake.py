@@ -47,6 +47,12 @@ async def timed(send: Awaitable[DriverResponse]) -> tuple[DriverResponse, float]
         (form({}), FORM, "not a kind of request"),
         (form({"type": "shortcut"}), FORM, "not a kind of request"),
         ("command=%2Fcsb&text=help", FORM, "user_id: Field required; channel_id: Field required"),
+        # Longer than Slack sends (a message's 40,000 characters): refused before anything parses it.
+        (
+            "command=%2Fcsb&user_id=U0A&channel_id=C0A&text=" + "x" * 40_001,
+            FORM,
+            "text: String should have at most 40000 characters",
+        ),
         ("command=%2Fcsb&text=help&user_id=U0ALICE", FORM, "channel_id: Field required"),
         (form({"type": "block_actions", "user": {"id": "U0BOB"}}), FORM, "actions: Field required"),
         (form({"type": "block_actions", "user": {"id": "U0BOB"}, "actions": []}), FORM, "actions: List"),

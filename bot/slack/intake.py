@@ -16,9 +16,14 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 from slack_sdk.signature import SignatureVerifier
 
+from bot.domain.limits import COMMAND_TEXT_CHARS
 from bot.slack.ids import CallbackId
 
 log = logging.getLogger(__name__)
+
+# The most a request from Slack holds (aiohttp's default `client_max_size`, answered 413 over HTTP): a
+# command's 40,000 characters, each up to 9 bytes form-encoded, fit with room to spare.
+MAX_BODY_BYTES = 1024 * 1024
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")  # Unix seconds; Bolt's int() would also take "１２" or "+1_0"
 # What this app's modals put in `private_metadata` (slack/views/*_modal.py) and Slack hands back as it
@@ -89,7 +94,7 @@ class _SlashCommand(_Envelope):
     command: StrictStr
     user_id: StrictStr
     channel_id: StrictStr
-    text: StrictStr = ""
+    text: StrictStr = Field("", max_length=COMMAND_TEXT_CHARS)
 
 
 class _Action(BaseModel):
