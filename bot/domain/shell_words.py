@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 
 # shlex's `whitespace` is these four: other spaces are characters of a word, to shlex and here.
+_SPACES = re.compile(r"[ \t\r\n]*")
+_SPACE_RUN = re.compile(r"[ \t\r\n]+")
+_PIECES = r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\[\s\S])*"|\\[\s\S]"""
+_WORD = re.compile(f"(?:{_PIECES})+")
 _PIECE = re.compile(
     r"""(?P<plain>[^ \t\r\n'"\\]+)"""
     r"""|'(?P<single>[^']*)'"""
     r'''|"(?P<double>(?:[^"\\]|\\[\s\S])*)"'''
     r"""|\\(?P<escaped>[\s\S])"""
-    r"""|(?P<space>[ \t\r\n]+)"""
 )
 _OPEN_DOUBLE = re.compile(r'"(?:[^"\\]|\\[\s\S])*')
 # Inside double quotes a backslash escapes only `"` and itself; before anything else it stays.
@@ -26,24 +29,24 @@ NO_ESCAPED_CHARACTER = "No escaped character"
 
 
 def split_words(text: str) -> list[str]:
-    """The words of `text`; ValueError with shlex's message for an open quote or a trailing backslash."""
+    """The words of `text`; ValueError with shlex's message for an open quote or a trailing backslash.
+
+    One match per word, and one per quoted or escaped piece of a word that has them."""
+    if "'" not in text and '"' not in text and "\\" not in text:  # nothing to undo: a split in C
+        bare = text.strip(" \t\r\n")
+        return _SPACE_RUN.split(bare) if bare else []
     words: list[str] = []
-    word: list[str] | None = None  # None between words; [] is a word begun by empty quotes
-    position = 0
+    position = _SPACES.match(text).end()  # type: ignore[union-attr]
     while position < len(text):
-        match = _PIECE.match(text, position)
-        if match is None:
-            raise ValueError(_open_end(text, position))
-        position = match.end()
-        if match.lastgroup == "space":
-            if word is not None:
-                words.append("".join(word))
-            word = None
-            continue
-        word = [] if word is None else word
-        word.append(_piece(match))
-    if word is not None:
-        words.append("".join(word))
+        match = _WORD.match(text, position)
+        end = position if match is None else match.end()
+        if end < len(text) and text[end] not in " \t\r\n":
+            raise ValueError(_open_end(text, end))  # the word runs into a quote or `\` left open
+        word = text[position:end]
+        if "'" in word or '"' in word or "\\" in word:
+            word = _PIECE.sub(_piece, word)
+        words.append(word)
+        position = _SPACES.match(text, end).end()  # type: ignore[union-attr]
     return words
 
 
