@@ -30,6 +30,9 @@ LONG_REASON = "because " * 400  # 3,200 characters
         (f"run --suite-file {LONG_PATH}", "the limit is 500", "/csb run"),
         (f"run {'k' * 300}", "the bare suite key is 300 characters long; the limit is 200", "/csb run"),
         ("run --modle x", "did you mean `--model`?", "/csb run"),
+        # As long as Slack sends (40,000 characters): answered in one cut line, parsed in linear time.
+        ("run --" + "x" * 39_990, "unknown flag `--xxxxxxxx", "/csb run"),
+        ("run --model " + "x" * 39_980, "`--model` is 39,980 characters long; the limit is 200", "/csb run"),
         ("status ²", "expected a run number (digits 0-9), got `²`", "/csb status [run]"),
         ("status " + "9" * 400, "at most 9 digits; got one of 400", "/csb status [run]"),
         ("audit ¹", "expected a run number", "/csb audit <run>"),
