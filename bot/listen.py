@@ -123,7 +123,7 @@ class ConnectionGuard:
     def protocol(self) -> asyncio.BaseProtocol:
         """The protocol factory given to the event loop: one call per accepted connection."""
         assert self._server is not None, "attach() the runner's server before serving"
-        if len(self._open) >= self._config.max_connections and len(self._answering) >= len(self._open):
+        if len(self._open) >= self._config.max_connections and all(h in self._answering for h in self._open):
             self._warn(closing_one=False)
             return _Full()
         handler = _CountedHandler(
