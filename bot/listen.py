@@ -12,6 +12,7 @@ import errno
 import logging
 import resource
 import signal
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -73,6 +74,7 @@ class _CountedHandler(web.RequestHandler):
         super().__init__(manager, **kwargs)
         self._guard = guard
         self._evicted = False
+        self.peer: str | None = None  # the client's address, once connected ("" when it has none)
 
     def evict(self) -> None:
         self._evicted = True
@@ -81,8 +83,12 @@ class _CountedHandler(web.RequestHandler):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
+        peername = transport.get_extra_info("peername")
+        self.peer = str(peername[0]) if isinstance(peername, tuple) and peername else ""
         if self._evicted:  # chosen for closing while its connection was still being set up
             self.force_close()
+        else:
+            self._guard.made()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self._guard.forget(self)
@@ -90,14 +96,21 @@ class _CountedHandler(web.RequestHandler):
 
 
 class ConnectionGuard:
-    """Counts the open connections and knows which are inside a request. A new connection beyond the cap
-    closes the oldest idle one (no request under way: just connected, dribbling headers, or kept alive),
-    so a flood of idle sockets never shuts out Slack; when all are busy it gets a 503."""
+    """Counts the open connections and knows which are being answered. Beyond the cap, a connection
+    just made closes one that is only waiting on its client (just connected, dribbling headers, kept
+    alive, or still sending its body): the oldest such one of the client holding the most connections.
+    So one client reconnecting hundreds of slow requests as fast as they are cut only ever displaces
+    its own, while Slack's requests, whose bodies arrive in milliseconds, and health checks are
+    answered. Only when every open connection is being answered does a new one get a 503.
+
+    The choice waits until the newcomer's address is known (`made`): the event loop accepts a burst of
+    connections before any is made, and a choice made blind could close Slack's in favour of the flood.
+    """
 
     def __init__(self, config: ServerConfig) -> None:
         self._config = config
         self._open: dict[_CountedHandler, None] = {}  # oldest first
-        self._busy: set[object] = set()
+        self._answering: set[object] = set()  # whole request received, its handler running
         self._server: web.Server | None = None
         self._warned_at = float("-inf")
 
@@ -110,13 +123,9 @@ class ConnectionGuard:
     def protocol(self) -> asyncio.BaseProtocol:
         """The protocol factory given to the event loop: one call per accepted connection."""
         assert self._server is not None, "attach() the runner's server before serving"
-        if len(self._open) >= self._config.max_connections:
-            idle = next((h for h in self._open if h not in self._busy), None)
-            self._warn(closing_idle=idle is not None)
-            if idle is None:
-                return _Full()
-            idle.evict()
-            self.forget(idle)
+        if len(self._open) >= self._config.max_connections and all(h in self._answering for h in self._open):
+            self._warn(closing_one=False)
+            return _Full()
         handler = _CountedHandler(
             self._server,
             self,
@@ -129,30 +138,53 @@ class ConnectionGuard:
         self._open[handler] = None
         return handler
 
+    def made(self) -> None:
+        """Back down to the cap, counting the connections whose client is known (the newcomer's too)."""
+        made = [h for h in self._open if h.peer is not None]
+        excess = len(made) - self._config.max_connections
+        if excess <= 0:
+            return
+        self._warn(closing_one=True)
+        waiting = [h for h in made if h not in self._answering]
+        per_client = Counter(h.peer for h in made)
+        # sorted() is stable: the oldest first among the connections of the client with the most.
+        for victim in sorted(waiting, key=lambda h: -per_client[h.peer])[:excess]:
+            victim.evict()
+            self.forget(victim)
+
     @web.middleware
     async def middleware(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
-        """Marks the connection busy while its request is handled; reads the body within its deadline."""
-        self._busy.add(request.protocol)
+        """Reads the body within its deadline, then marks the connection answered while it is handled."""
+        if request.body_exists:
+            try:
+                async with asyncio.timeout(self._config.body_timeout_sec):
+                    await request.read()  # cached: handlers read it again for free
+            except TimeoutError:
+                return _too_slow(self._config.body_timeout_sec)
+            except (ConnectionError, RuntimeError):  # closed mid-body (by its client, or for a newcomer)
+                return _gone()
+        self._answering.add(request.protocol)
         try:
-            if request.body_exists:
-                try:
-                    async with asyncio.timeout(self._config.body_timeout_sec):
-                        await request.read()  # cached: handlers read it again for free
-                except TimeoutError:
-                    return _too_slow(self._config.body_timeout_sec)
             return await handler(request)
         finally:
-            self._busy.discard(request.protocol)
+            self._answering.discard(request.protocol)
 
-    def _warn(self, *, closing_idle: bool) -> None:
+    def _warn(self, *, closing_one: bool) -> None:
         now = asyncio.get_running_loop().time()
         if now - self._warned_at < 60:
             return
         self._warned_at = now
-        action = "closing the oldest idle one" if closing_idle else "refusing new ones (503)"
+        action = "closing a waiting one" if closing_one else "refusing new ones (503)"
         log.warning("%s open connections, the cap ([server] max_connections): %s", len(self._open), action)
+
+
+def _gone() -> web.Response:
+    """The answer to a request whose connection closed before its body came: nobody reads it."""
+    response = web.Response(status=400)
+    response.force_close()
+    return response
 
 
 def _too_slow(seconds: float) -> web.Response:

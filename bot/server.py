@@ -8,7 +8,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 
 from bot.engine.scheduler import start_timers
-from bot.slack.intake import Intake
+from bot.slack.intake import MAX_BODY_BYTES, Intake
 from bot.wiring import Bot
 
 log = logging.getLogger(__name__)
@@ -19,11 +19,16 @@ GATE_TICK_SECONDS = 30.0  # expiry and reminders are measured in minutes and hou
 
 
 def build_web_app(bot: Bot, *, timers: bool = True) -> web.Application:
-    """`timers=False` leaves ticking to the caller (tests call the tick functions themselves)."""
-    web_app = web.Application()
+    """`timers=False` leaves ticking to the caller (tests call the tick functions themselves).
+
+    One mode: with SLACK_APP_TOKEN Slack's requests come over Socket Mode only, so `POST /slack/events`
+    acts on nothing (a signed request there is someone replaying what they captured, or a misconfigured
+    app) and answers 404 saying so; `/healthz` is served in both modes."""
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app[BOT_KEY] = bot
     web_app[INTAKE_KEY] = Intake(bot.settings.slack_signing_secret.get_secret_value())
-    web_app.router.add_post("/slack/events", _slack_events)
+    socket_mode = bot.settings.slack_app_token is not None
+    web_app.router.add_post("/slack/events", _socket_mode_only if socket_mode else _slack_events)
     web_app.router.add_get("/healthz", _healthz)
     web_app.cleanup_ctx.append(_lifecycle(bot, timers))
     return web_app
@@ -58,6 +63,10 @@ async def _slack_events(request: web.Request) -> web.Response:
         return screened
     response = await request.app[BOT_KEY].app.async_dispatch(screened)
     return await to_aiohttp_response(response)
+
+
+async def _socket_mode_only(_request: web.Request) -> web.Response:
+    return web.json_response({"error": "this bot takes Slack's requests over Socket Mode"}, status=404)
 
 
 async def _healthz(request: web.Request) -> web.Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -337,3 +338,47 @@ def test_did_you_mean_picks_the_nearest_flag_counting_a_swap_as_one_slip() -> No
     assert nearest("--zzz", flags) is None
     with pytest.raises(UserInputError, match="did you mean `--model`"):
         parse_run_args("--modle x")
+
+
+def python_lines_run(parse: Any, text: str) -> int:
+    """How many lines of Python a parse runs: its work, counted, whatever else the machine is doing."""
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        parse(text)
+    except UserInputError:
+        pass
+    finally:
+        sys.settrace(None)
+    return count
+
+
+SLACK_TEXT_CHARS = 40_000  # the most a slash command's text holds: Slack's message limit
+WORST_INPUTS = {  # what froze everyone before: each once short, once as long as Slack allows
+    "unknown flag": lambda n: "--" + "x" * n,
+    "long model": lambda n: "--model " + "x" * n,
+    "long quoted model": lambda n: f"--model '{'x ' * (n // 2)}'",
+    "long bare key": lambda n: "k" * n,
+    "many words": lambda n: "k " * (n // 2),
+    "many dashes": lambda n: "\u2014" * n,
+    "unknown subcommand": lambda n: "r" * n,
+}
+
+
+@pytest.mark.parametrize("kind", WORST_INPUTS)
+def test_parsing_work_is_bounded_and_linear_up_to_what_slack_sends(kind: str) -> None:
+    """10x the text is at most about 10x the work, and the longest text Slack sends is parsed in well
+    under a million lines of Python (a 40,000-character unknown flag once cost 12 million)."""
+    make = WORST_INPUTS[kind]
+    short, long = make(SLACK_TEXT_CHARS // 10), make(SLACK_TEXT_CHARS - 20)
+    for parse, prefix in ((parse_run_args, ""), (parse_command, "run ")):
+        small, large = python_lines_run(parse, prefix + short), python_lines_run(parse, prefix + long)
+        assert large <= 12 * max(small, 100), f"{parse.__name__}: {small} lines, then {large}"
+        assert large < 1_000_000, f"{parse.__name__}: {large} lines"

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from engine_kit import kill_all
 from harness import CHANNEL, running_bot
 from store_reads import request_count
 from test_e2e_run import card_text, labels, request_card
+from test_run_control import MERGE, PAGE, SLUG, STAGING_APPROVER_ONLY, bot, script
 
 from bot.domain.mrkdwn import escape
-from bot.playground import REQUESTER
+from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.playground.blockkit_limits import MAX_SECTION_TEXT
 from bot.store import requests
 from bot.store.models import RequestState
@@ -205,3 +207,29 @@ async def test_a_dry_run_too_long_for_one_reply_comes_in_ordered_whole_parts(tmp
         assert len(commands) == 4 and all(model in line and line.endswith("`") for line in commands)  # whole
         assert "SOURCEGRAPH_ACCESS_TOKEN is set" in parts[-1] and "account_health.py" in lines[-1]
         assert await request_count(h.bot.store) == 0
+
+
+async def test_refused_clicks_cannot_push_a_later_cancel_out_of_the_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty refused clicks, then an approval and a cancel: `/csb audit` shows the decisions first,
+    the refusals after them, once per kind with a count."""
+    script(tmp_path, monkeypatch, {task: "hang" for task in (SLUG, PAGE, MERGE)})
+    async with bot(tmp_path, config_text=STAGING_APPROVER_ONLY) as h:
+        card = await request_card(h)
+        for _ in range(20):
+            await h.driver.click_button(OUTSIDER, CHANNEL, card["ts"], "Approve")
+        await h.deliver()
+        await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")
+        await h.deliver()
+        await h.bot.engine.tick()
+        await h.driver.slash_command(REQUESTER, "cancel 1 the wrong suite after all")
+        await h.deliver()
+        await h.driver.slash_command(REQUESTER, "audit 1")
+        await h.deliver()
+        audit = h.ephemeral_texts(REQUESTER)[-1]
+        await kill_all(h.bot.engine, h.bot.store)
+    assert "*cancel requested*" in audit and "the wrong suite after all" in audit, audit
+    assert audit.index("*approved*") < audit.index("*cancel requested*") < audit.index("*Refused* (20")
+    assert audit.count("*refused approve*") == 1 and "(20 times, first" in audit
+    assert "not shown" not in audit

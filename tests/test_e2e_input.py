@@ -30,6 +30,9 @@ LONG_REASON = "because " * 400  # 3,200 characters
         (f"run --suite-file {LONG_PATH}", "the limit is 500", "/csb run"),
         (f"run {'k' * 300}", "the bare suite key is 300 characters long; the limit is 200", "/csb run"),
         ("run --modle x", "did you mean `--model`?", "/csb run"),
+        # As long as Slack sends (40,000 characters): answered in one cut line, parsed in linear time.
+        ("run --" + "x" * 39_990, "unknown flag `--xxxxxxxx", "/csb run"),
+        ("run --model " + "x" * 39_980, "`--model` is 39,980 characters long; the limit is 200", "/csb run"),
         ("status ²", "expected a run number (digits 0-9), got `²`", "/csb status [run]"),
         ("status " + "9" * 400, "at most 9 digits; got one of 400", "/csb status [run]"),
         ("audit ¹", "expected a run number", "/csb audit <run>"),
@@ -81,7 +84,7 @@ async def test_edit_and_reject_modals_bound_what_they_accept(tmp_path: Path) -> 
         values["edit.model"]["value"]["value"] = LONG_MODEL
         answer = await h.driver.submit_view(REQUESTER, view_id, values)
         assert answer.json is not None and answer.json["response_action"] == "errors"
-        assert answer.json["errors"]["edit.model"] == "At most 200 characters; this is 2,110."
+        assert answer.json["errors"]["edit.model"] == "This is 2,110 characters long; the limit is 200."
         h.standin.close_view(view_id)
 
         await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Reject")
@@ -94,3 +97,38 @@ async def test_edit_and_reject_modals_bound_what_they_accept(tmp_path: Path) -> 
         async with h.bot.store.read() as session:
             request = await requests.get_request(session, 1)
         assert request is not None and (request.state, request.revision) == (RequestState.PENDING, 1)
+
+
+# What reached folder names and the card through the Edit modal: NUL, a newline, a C1 control, the
+# right-to-left override and an ANSI escape.
+ODD_CHARACTERS = {"\x00": "0000", "\n": "000A", "\x9b": "009B", "\u202e": "202E", "\x1b[31m": "001B"}
+
+
+@pytest.mark.parametrize("field", ["model", "suite", "suite_file", "selection_file", "full_config"])
+async def test_the_edit_modal_refuses_what_csb_run_refuses(tmp_path: Path, field: str) -> None:
+    """One validation for both ways in: each text field of the modal refuses the characters `/csb run`
+    refuses, with the same words, and the request stays as it was."""
+    flag = "--" + field.replace("_", "-")
+    async with running_bot(tmp_path) as h:
+        card = await request_card(h)
+        for odd, code in ODD_CHARACTERS.items():
+            value = f"benchmarks/a{odd}b"
+            await h.driver.slash_command(REQUESTER, f"run {flag} '{value}'")
+            await h.deliver()
+            said = f"contains an invisible or control character (U+{code})"
+            assert f"`{flag}` {said}" in h.ephemeral_texts(REQUESTER)[-1]
+
+            await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Edit")
+            await h.deliver()
+            (view_id,) = h.standin.views
+            values = prefilled_values(h.standin.views[view_id])
+            values[f"edit.{field}"]["value"]["value"] = value  # a forged form skips the client
+            answer = await h.driver.submit_view(REQUESTER, view_id, values)
+            assert answer.json is not None and answer.json["response_action"] == "errors", answer.body_text
+            assert answer.json["errors"] == {f"edit.{field}": f"This {said}."}
+            h.standin.close_view(view_id)
+        await h.deliver()
+        async with h.bot.store.read() as session:
+            request = await requests.get_request(session, 1)
+        assert request is not None and (request.state, request.revision) == (RequestState.PENDING, 1)
+        assert not any(odd in path.name for path in h.repo.rglob("*") for odd in ODD_CHARACTERS)

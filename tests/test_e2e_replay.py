@@ -3,6 +3,7 @@ and ignored, by every bot process sharing the database."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +20,7 @@ from bot.domain.clock import ManualClock
 from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.playground.driver import DriverResponse
 from bot.services.replays import ReplayGuard
-from bot.store import audit
+from bot.store import audit, requests
 from bot.store.db import Store
 
 pytestmark = pytest.mark.slow
@@ -146,3 +147,25 @@ async def test_a_replayed_cancel_submit_is_acted_on_once(
         assert h.ephemeral_texts(REQUESTER) == []
         assert (await audit_actions(h)).count("cancel requested") == 1
         assert thread_texts(h, card).count("cancelled run #1: wrong") == 1
+
+
+async def test_a_rerun_command_sent_five_times_makes_one_request_and_one_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/csb rerun` is deduplicated as `/csb run` is: by the slash command's own `trigger_id`."""
+    script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "error"})
+    async with bot(tmp_path) as h:
+        await approved_run(h)
+        await run_until_idle(h.bot.engine, h.bot.store)
+        await h.deliver()
+        cards_before = len(h.cards())
+        wire = Recorded(h, monkeypatch)
+        assert (await h.driver.slash_command(REQUESTER, "rerun 1")).status == 200
+        answers = await asyncio.gather(*(wire.replay_last() for _ in range(4)))  # at once, as a burst
+        assert [answer.status for answer in answers] == [200] * 4
+        await h.deliver()
+        assert len(h.cards()) == cards_before + 1, [card_text(card) for card in h.cards()]
+        async with h.bot.store.read() as session:
+            assert await requests.get_request(session, 3) is None
+        assert (await audit_actions(h)).count("rerun requested") == 1
+        assert h.ephemeral_texts(REQUESTER) == []

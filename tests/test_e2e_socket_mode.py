@@ -239,3 +239,42 @@ async def test_two_bots_each_holding_a_connection_handle_every_envelope_once(
 
 def _all_have(w: World, label: str) -> bool:
     return all(f'"{label}"' in json.dumps(card["blocks"]) for card in cards(w))
+
+
+async def test_in_socket_mode_http_acts_on_nothing_and_what_http_refuses_is_acked_and_refused(
+    tmp_path: Path,
+) -> None:
+    """One mode: a signed request to `POST /slack/events` is a 404 and makes nothing. An envelope HTTP
+    would answer 400 or 413 (malformed, text longer than Slack sends, 3 MB) is acked at once, so Slack
+    does not send it again, and not acted on; the next command is served as usual."""
+    async with socket_world(tmp_path) as w, users(w) as slack:
+        bot = await start_connected(w)
+        async with SlackDriver(f"{bot.url}/slack/events", SECRET, w.standin, w.slack_url) as http:
+            answer = await http.slash_command(REQUESTER, "run csb_sdlc_fix")
+        assert answer.status == 404 and "over Socket Mode" in answer.body_text, answer.body_text
+
+        command = {
+            "command": "/csb",
+            "user_id": REQUESTER,
+            "channel_id": CHANNEL,
+            "response_url": f"{w.slack_url}/nowhere",
+        }
+        refused = {
+            "channel_id": {**command, "channel_id": 7, "text": "run csb_sdlc_fix"},
+            "at most 40000 characters": {**command, "text": "run --model " + "x" * 40_000},
+            "larger than Slack sends": {**command, "text": "run --model " + "x" * 3_000_000},
+        }
+        for number, payload in enumerate(refused.values()):
+            ack = await w.standin.socket_mode.deliver(
+                "slash_commands", {**payload, "trigger_id": f"t{number}"}
+            )
+            assert ack is not None and ack.attempts == 1, f"envelope {number} was not acked at once"
+
+        assert (await slack.slash_command(REQUESTER, "help")).status == 200
+        await until(lambda: w.standin.ephemerals(REQUESTER), "the answer to /csb help")
+        assert len(w.standin.ephemerals(REQUESTER)) == 1
+        assert await request_count(w.store) == 0 and cards(w) == []
+        log = (w.tmp / "bot-0.log").read_text()
+        for says in refused:
+            assert says in log, log
+        assert "Traceback" not in log

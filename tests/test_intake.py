@@ -4,12 +4,14 @@ quick 400 (malformed) or 401 (unsigned), never a 500 and never Bolt's 3-second 4
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+import aiohttp
 import pytest
 from harness import CHANNEL, Harness, running_bot
 
@@ -45,6 +47,12 @@ async def timed(send: Awaitable[DriverResponse]) -> tuple[DriverResponse, float]
         (form({}), FORM, "not a kind of request"),
         (form({"type": "shortcut"}), FORM, "not a kind of request"),
         ("command=%2Fcsb&text=help", FORM, "user_id: Field required; channel_id: Field required"),
+        # Longer than Slack sends (a message's 40,000 characters): refused before anything parses it.
+        (
+            "command=%2Fcsb&user_id=U0A&channel_id=C0A&text=" + "x" * 40_001,
+            FORM,
+            "text: String should have at most 40000 characters",
+        ),
         ("command=%2Fcsb&text=help&user_id=U0ALICE", FORM, "channel_id: Field required"),
         (form({"type": "block_actions", "user": {"id": "U0BOB"}}), FORM, "actions: Field required"),
         (form({"type": "block_actions", "user": {"id": "U0BOB"}, "actions": []}), FORM, "actions: List"),
@@ -124,6 +132,27 @@ async def test_a_malformed_body_without_a_valid_signature_is_401_not_400(tmp_pat
     async with running_bot(tmp_path) as h:
         response = await h.driver.post("payload=notjson", FORM, signature="v0=00")
         assert response.status == 401
+
+
+async def test_a_body_that_is_not_utf8_is_a_400_and_one_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Slack sends UTF-8; anything else, signed or not, is refused before the signature is computed."""
+    async with running_bot(tmp_path) as h:
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            async with aiohttp.ClientSession() as session:
+                headers = {
+                    "Content-Type": FORM,
+                    "X-Slack-Request-Timestamp": str(int(time.time())),
+                    "X-Slack-Signature": "v0=00",
+                }
+                async with session.post(h.driver.bot_url, data=b"text=\xff\xfe", headers=headers) as answer:
+                    status, error = answer.status, (await answer.json())["error"]
+        assert (status, error) == (400, "the body is not UTF-8")
+        records = [r for r in caplog.records if r.name.startswith(("bot", "aiohttp.server", "aiohttp.web"))]
+        assert [r.getMessage() for r in records] == ["refused a request whose body is not UTF-8 (7 bytes)"]
+        assert all(r.exc_info is None for r in records)
 
 
 async def test_a_body_over_one_mib_is_413_whatever_it_holds(tmp_path: Path) -> None:

@@ -197,10 +197,12 @@ async def test_slow_headers_and_slow_bodies_are_cut_off(tmp_path: Path) -> None:
         await served.help_is_answered()
 
 
-async def test_when_every_connection_is_inside_a_request_a_new_one_gets_503(tmp_path: Path) -> None:
+async def test_a_request_still_sending_its_body_gives_way_to_a_new_connection(tmp_path: Path) -> None:
+    """Two requests whose bodies never come hold the cap of two: a health check still gets its 200, the
+    older of them is closed to make room, and the other one meets its body deadline (408)."""
     async with serving(tmp_path, "max_connections = 2\nbody_timeout_sec = 3") as served:
         slow = []
-        for _ in range(2):  # two requests whose bodies never come: both connections are busy
+        for _ in range(2):
             reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
             writer.write(
                 b"POST /slack/events HTTP/1.1\r\nHost: bot\r\nContent-Length: 100\r\n"
@@ -209,13 +211,71 @@ async def test_when_every_connection_is_inside_a_request_a_new_one_gets_503(tmp_
             assert (await asyncio.wait_for(reader.readline(), 15)).startswith(b"HTTP/1.1 100")
             slow.append((reader, writer))
         reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
-        writer.write(b"GET /healthz HTTP/1.1\r\nHost: bot\r\n\r\n")
-        refused = await asyncio.wait_for(reader.read(), 15)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 15)
         writer.close()
-        assert refused.startswith(b"HTTP/1.1 503 Service Unavailable"), refused
-        assert refused.endswith(b'{"error": "too many clients"}')
-        for reader, writer in slow:  # their deadline frees the slots
-            answer = await asyncio.wait_for(reader.read(), 15)
-            assert b"HTTP/1.1 408" in answer
-            writer.close()
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        (oldest, _), (younger, _) = slow
+        assert (await asyncio.wait_for(oldest.read(), 15)).strip() == b""  # closed, not answered
+        assert b"HTTP/1.1 408" in await asyncio.wait_for(younger.read(), 15)
+        for _, slow_writer in slow:
+            slow_writer.close()
         await served.help_is_answered()
+
+
+HOG_ADDRESS = "127.0.0.2"  # one client of its own on loopback: Linux answers all of 127.0.0.0/8
+
+
+async def slow_bodies(port: int, stop: asyncio.Event, cut: list[int], *, times: int, seconds: float) -> None:
+    """One of a hostile client's connections: a request whose body never comes, sent again as soon as the
+    server cuts it; stops by itself after `times` connections or `seconds`, or when `stop` is set."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    for _ in range(times):
+        if stop.is_set() or loop.time() > deadline:
+            return
+        writer = None
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(HOG_ADDRESS, 0))
+            writer.write(b"POST /slack/events HTTP/1.1\r\nHost: bot\r\nContent-Length: 100\r\n\r\n{")
+            await writer.drain()
+            await asyncio.wait_for(reader.read(), max(0.1, deadline - loop.time()))
+        except (OSError, TimeoutError):
+            pass
+        finally:
+            if writer is not None:
+                writer.close()
+        cut[0] += 1
+
+
+async def health_is_ok(port: int) -> bool:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /healthz HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    return answer.startswith(b"HTTP/1.1 200")
+
+
+async def test_one_client_reconnecting_slow_requests_cannot_starve_slack_or_health_checks(
+    tmp_path: Path,
+) -> None:
+    """Three times the cap of slow requests from one client, each sent again whenever cut, keep the cap
+    full; every signed `/csb help` and every `/healthz` meanwhile is still answered 200."""
+    cap = 16
+    limits = f"max_connections = {cap}\nheader_timeout_sec = 60\nbody_timeout_sec = 60"
+    async with serving(tmp_path, limits) as served:
+        stop, cut = asyncio.Event(), [0]
+        hogs = [
+            asyncio.ensure_future(slow_bodies(served.port, stop, cut, times=40, seconds=90))
+            for _ in range(3 * cap)
+        ]
+        try:
+            await until(lambda: cut[0] >= 2 * cap, "the client's connections to fill the cap and be cut")
+            for _ in range(10):
+                assert await health_is_ok(served.port)
+                await served.help_is_answered()
+        finally:
+            stop.set()
+            await asyncio.gather(*hogs)
+        log = (tmp_path / "bot.log").read_text()
+        assert "Traceback" not in log, log

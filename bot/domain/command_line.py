@@ -9,7 +9,6 @@ config name exists is decided later against the CSB checkout.
 from __future__ import annotations
 
 import re
-import shlex
 import types
 import typing
 import unicodedata
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.domain.errors import UserInputError
 from bot.domain.limits import RUN_NUMBER_DIGITS
+from bot.domain.shell_words import split_words
 from bot.domain.spec import FIELD_CHARS, Mode, RunParams
 
 SUBCOMMANDS: tuple[str, ...] = (
@@ -38,7 +38,7 @@ COMMAND_USAGE = "/csb <subcommand> [arguments]"
 
 _HELP_ALIASES = frozenset({"--help", "-h", "?"})
 # Slack clients turn `--` into an em or en dash and straight quotes into curly ones; spaces pasted
-# from documents arrive as no-break spaces, which shlex would keep inside a token.
+# from documents arrive as no-break spaces, which a shell (and `split_words`) would keep inside a word.
 _DASH_RUN = re.compile(r"(?<!\S)[-\u2014\u2013]*[\u2014\u2013][-\u2014\u2013]*")
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 _ODD_SPACE = re.compile(r"[^\S\n\t\r ]")
@@ -224,7 +224,7 @@ def _normalise(text: str) -> str:
 
 def _split(text: str) -> list[str]:
     try:
-        return shlex.split(text)
+        return split_words(text)
     except ValueError as exc:
         if "escaped" in str(exc):
             raise _error("the text ends with a lone backslash `\\`; remove it or quote it") from exc
@@ -263,7 +263,10 @@ def _convert(flag: Flag, spelling: str, raw: str, max_parallel: int | None) -> A
     """Check one value's syntax and bounds, naming the flag and what it accepts when it is wrong."""
     if raw == "":
         raise _missing(spelling, flag, max_parallel)
-    _reject_invisible(f"`{spelling}`", raw)
+    if _value_type(flag.field) is str:
+        _check_text(f"`{spelling}`", flag.field, raw)
+    else:
+        _reject_invisible(f"`{spelling}`", raw)
     bad = f"`{spelling}` must be {value_kind(flag.field, max_parallel)}; got `{_show(raw)}`"
     values = _enum_values(flag.field)
     if values:
@@ -277,29 +280,45 @@ def _convert(flag: Flag, spelling: str, raw: str, max_parallel: int | None) -> A
         if number < _lower_bound(flag.field) or (max_parallel is not None and number > max_parallel):
             raise _error(bad)
         return number
-    _check_length(f"`{spelling}`", flag.field, raw)
     return raw
 
 
 def _bare_key(token: str) -> str:
     if token == "":
         raise _error(f"{_BARE} is empty; drop the empty quotes")
-    _reject_invisible(_BARE, token)
-    _check_length(_BARE, POSITIONAL_FIELD, token)
+    _check_text(_BARE, POSITIONAL_FIELD, token)
     return token
 
 
-def _check_length(what: str, field: str, value: str) -> None:
+def text_problem(field: str, value: str) -> str | None:
+    """What is wrong with a text value of a run parameter, however it was typed (`/csb run` or the Edit
+    modal, so both refuse the same): longer than its limit, or holding a control or invisible character
+    (NUL, a newline, C1 controls, ANSI escapes, U+202E), which is never intended and would reach folder
+    names, argv and the card. None when the value may be used. The length is checked first: it is O(1)."""
     limit = FIELD_CHARS.get(field)
     if limit is not None and len(value) > limit:
-        raise _error(f"{what} is {len(value):,} characters long; the limit is {limit}")
+        return f"is {len(value):,} characters long; the limit is {limit}"
+    return _invisible(value)
+
+
+def _invisible(value: str) -> str | None:
+    for char in value:
+        if unicodedata.category(char).startswith("C"):
+            return f"contains an invisible or control character (U+{ord(char):04X})"
+    return None
+
+
+def _check_text(what: str, field: str, value: str) -> None:
+    problem = text_problem(field, value)
+    if problem:
+        raise _error(f"{what} {problem}")
 
 
 def _reject_invisible(what: str, value: str) -> None:
-    """Control and zero-width characters are never intended and would reach file paths and argv."""
-    for char in value:
-        if unicodedata.category(char).startswith("C"):
-            raise _error(f"{what} contains an invisible or control character (U+{ord(char):04X})")
+    """A number or a choice is checked for them too, so the error names the character, not the value."""
+    problem = _invisible(value)
+    if problem:
+        raise _error(f"{what} {problem}")
 
 
 def _record(given: dict[str, tuple[str, Any]], field: str, spelled: str, value: Any) -> None:
@@ -346,12 +365,16 @@ def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
 def nearest(word: str, choices: tuple[str, ...]) -> str | None:
     """The choice fewest typing slips away (a swapped pair of letters is one slip, so `--modle` is
     `--model`, not `--mode`); ties go to the choice of the same length. None when nothing is close."""
-    if not choices:
-        return None
-    scored = [(_slips(word, choice), abs(len(choice) - len(word)), choice) for choice in choices]
-    slips, _, best = min(scored)
-    if slips <= max(1, len(word.lstrip("-")) // 3):
-        return best
+    allowed = max(1, len(word.lstrip("-")) // 3)
+    # A choice whose length differs by more than `allowed` is that many slips away at least: it is not
+    # scored, so a 40,000-character word costs nothing here instead of seconds of the event loop.
+    scored = [
+        (_slips(word, choice), abs(len(choice) - len(word)), choice)
+        for choice in choices
+        if abs(len(choice) - len(word)) <= allowed
+    ]
+    if scored and (best := min(scored))[0] <= allowed:
+        return best[2]
     started = [choice for choice in choices if choice.startswith(word) and len(word.lstrip("-")) >= 3]
     return started[0] if len(started) == 1 else None  # `--selection` for `--selection-file`
 

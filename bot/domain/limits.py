@@ -11,3 +11,6 @@ NAME_CHARS = 200  # a suite key or a Harbor config name
 PATH_CHARS = 500  # a suite or selection file inside the checkout
 REASON_CHARS = 500  # a cancel or reject reason (the modals ask for the same at most)
 RUN_NUMBER_DIGITS = 9  # a run or request number
+# A slash command's text is a message's, which Slack cuts at 40,000 characters: anything longer was not
+# sent by Slack and is refused before it is parsed.
+COMMAND_TEXT_CHARS = 40_000

@@ -13,6 +13,7 @@ from bot.store.models import RunRequest
 
 log = logging.getLogger(__name__)
 
+REFUSED = "refused "  # the audit action of a refusal starts with it: `refused approve`, `refused cancel`
 _REASON_CHARS = 1000  # a refusal names rules and people; the audit line stays readable
 
 
@@ -35,7 +36,7 @@ async def record_refusal(
                 session,
                 request_id=request.id,
                 run_id=run_id,
-                action=f"refused {action}",
+                action=f"{REFUSED}{action}",
                 actor=actor,
                 at=clock.now(),
                 spec_hash=request.spec_hash,

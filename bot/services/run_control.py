@@ -39,7 +39,13 @@ class RequestSubmitter(Protocol):
     async def resolve(self, params: RunParams) -> RunSpec: ...
 
     async def submit(
-        self, spec: RunSpec, *, actor: Actor, channel_id: str, response_url: str | None
+        self,
+        spec: RunSpec,
+        *,
+        actor: Actor,
+        channel_id: str,
+        response_url: str | None,
+        trigger_id: str | None = None,
     ) -> int: ...
 
 
@@ -155,8 +161,12 @@ class RunControlService:
         only: Collection[LaneStatus],
         channel_id: str,
         response_url: str | None,
+        trigger_id: str | None = None,
     ) -> int:
-        """A new request over the tasks with a lane in `only`, linked to the run; returns its id."""
+        """A new request over the tasks with a lane in `only`, linked to the run; returns its id.
+
+        The command (or click) Slack delivered again, or anyone sent again with its signed body, carries
+        the same `trigger_id` and gets the request the first one made, as `/csb run` does: one card."""
         run, request, lanes = await self._load(run_id)
         await self._authorize(run, request, actor, "rerun")
         if not run.state.is_final:
@@ -174,7 +184,11 @@ class RunControlService:
         spec = await self._submitter.resolve(params)
         # The rerun's card goes where the run's was, also when the click came from the requester's DM.
         new_id = await self._submitter.submit(
-            spec, actor=actor, channel_id=request.channel_id or channel_id, response_url=response_url
+            spec,
+            actor=actor,
+            channel_id=request.channel_id or channel_id,
+            response_url=response_url,
+            trigger_id=trigger_id,
         )
         await self._link(run, request, new_id, actor, len(chosen))
         return new_id
@@ -182,7 +196,8 @@ class RunControlService:
     async def _link(self, run: Run, request: RunRequest, new_id: int, actor: Actor, tasks: int) -> None:
         now = self._clock.now()
         async with self._store.write() as session:
-            await runs.link_rerun(session, new_id, run.id or 0)
+            if not await runs.link_rerun(session, new_id, run.id or 0):
+                return  # a second delivery of the same rerun: the first one linked and recorded it
             await audit.record(
                 session,
                 request_id=request.id or 0,

@@ -157,6 +157,7 @@ class CommandRouter:
             only=parsed.only,
             channel_id=command.channel_id,
             response_url=command.response_url,
+            trigger_id=command.trigger_id,
         )
         return None  # the new request's card in the channel is the answer
 

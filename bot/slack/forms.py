@@ -7,9 +7,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.domain.command_line import text_problem
 from bot.domain.errors import UserInputError
 from bot.domain.limits import REASON_CHARS
-from bot.domain.spec import FIELD_CHARS, RunParams
+from bot.domain.spec import RunParams
 from bot.slack.views.edit_modal import EDITABLE_FIELDS, VALUE_ACTION, field_block_id, field_kind
 from bot.slack.views.reject_modal import REASON_ACTION, REASON_BLOCK
 
@@ -28,13 +29,13 @@ def params_from_form(values: dict[str, dict[str, Any]]) -> RunParams:
         for field in EDITABLE_FIELDS
     }
     given = {field: value for field, value in raw.items() if value is not None}
-    too_long = {
-        field_block_id(field): f"At most {FIELD_CHARS[field]} characters; this is {len(value):,}."
+    problems = {  # the checks `/csb run` makes of the same text
+        field_block_id(field): f"This {problem}."
         for field, value in given.items()
-        if field in FIELD_CHARS and len(str(value)) > FIELD_CHARS[field]
+        if isinstance(value, str) and (problem := text_problem(field, value))
     }
-    if too_long:
-        raise FormErrors(too_long)
+    if problems:
+        raise FormErrors(problems)
     try:
         return RunParams(**given)
     except ValidationError as exc:

@@ -16,9 +16,14 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 from slack_sdk.signature import SignatureVerifier
 
+from bot.domain.limits import COMMAND_TEXT_CHARS
 from bot.slack.ids import CallbackId
 
 log = logging.getLogger(__name__)
+
+# The most a request from Slack holds (aiohttp's default `client_max_size`, answered 413 over HTTP): a
+# command's 40,000 characters, each up to 9 bytes form-encoded, fit with room to spare.
+MAX_BODY_BYTES = 1024 * 1024
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")  # Unix seconds; Bolt's int() would also take "１２" or "+1_0"
 # What this app's modals put in `private_metadata` (slack/views/*_modal.py) and Slack hands back as it
@@ -89,7 +94,7 @@ class _SlashCommand(_Envelope):
     command: StrictStr
     user_id: StrictStr
     channel_id: StrictStr
-    text: StrictStr = ""
+    text: StrictStr = Field("", max_length=COMMAND_TEXT_CHARS)
 
 
 class _Action(BaseModel):
@@ -208,9 +213,15 @@ class Intake:
 
     async def screen(self, request: web.Request) -> AsyncBoltRequest | web.Response:
         raw = await request.read()
+        try:
+            # Slack signs and sends UTF-8; the verifier would decode it as such and raise on anything else.
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            log.info("refused a request whose body is not UTF-8 (%s bytes)", len(raw))
+            return web.json_response({"error": "the body is not UTF-8"}, status=400)
         timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
         signature = request.headers.get("X-Slack-Signature")
-        if not _TIMESTAMP.fullmatch(timestamp) or not self._verifier.is_valid(raw, timestamp, signature):
+        if not _TIMESTAMP.fullmatch(timestamp) or not self._verifier.is_valid(text, timestamp, signature):
             return web.json_response({"error": "invalid request"}, status=401)
         try:
             text = raw.decode(request.charset or "utf-8")

@@ -3,18 +3,25 @@ SLACK_API_URL points, as every other call does.
 
 slack_sdk's client reconnects by itself: on Slack's `disconnect` it asks for a new URL and moves over;
 a connection that dropped silently is noticed by its ping, every `PING_INTERVAL_SECONDS`. Envelopes
-whose ack went astray in between come again and are acked, not acted on twice (`Prologue`).
+whose ack went astray in between come again and are acked, not acted on twice (`Prologue`). An
+envelope HTTP would refuse is acked and refused, never left for Slack to send again.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
+from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
 
 from bot.domain.errors import InfraError
+from bot.slack.intake import MAX_BODY_BYTES, payload_problem
 
 log = logging.getLogger(__name__)
 
@@ -22,11 +29,50 @@ PING_INTERVAL_SECONDS = 5.0
 """slack_sdk's own default: a dead connection is replaced within about two of these."""
 
 
+class _SizedClient(SocketModeClient):
+    """An envelope larger than any request Slack sends (what HTTP answers 413) is acked and refused
+    before a listener reads it: unacked, Slack would send it again and again."""
+
+    async def run_message_listeners(self, message: dict[str, Any], raw_message: str) -> None:
+        envelope_id = message.get("envelope_id")
+        if envelope_id and len(raw_message) > MAX_BODY_BYTES:
+            log.info(
+                "refused a Socket Mode envelope (%.20s) of %s characters: larger than Slack sends",
+                message.get("type"),
+                len(raw_message),
+            )
+            await self.send_socket_mode_response(SocketModeResponse(envelope_id=str(envelope_id)))
+            return
+        await super().run_message_listeners(message, raw_message)
+
+
+class ScreenedSocketModeHandler(AsyncSocketModeHandler):
+    """Bolt's handler, screening each envelope as the intake screens an HTTP request: a payload HTTP
+    would answer 400 (malformed, or longer than Slack sends) is acked, logged and not acted on."""
+
+    def __init__(self, app: AsyncApp, app_token: str, *, ping_interval: float) -> None:
+        # As Bolt's own __init__, with the client above.
+        self.app = app
+        self.app_token = app_token
+        self.client = _SizedClient(
+            app_token=app_token, logger=app.logger, web_client=app.client, ping_interval=ping_interval
+        )
+        self.client.socket_mode_request_listeners.append(self.handle)  # type: ignore[arg-type]
+
+    async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:  # type: ignore[override]
+        problem = payload_problem(req.payload)
+        if problem is None:
+            await super().handle(client, req)  # type: ignore[arg-type]
+            return
+        log.info("refused a Socket Mode envelope (%.20s) with a malformed payload: %s", req.type, problem)
+        await client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+
+
 async def run_socket_mode(app: AsyncApp, app_token: str) -> None:
     """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket.
 
     A token Slack refuses ends serving with one line, instead of the client retrying it forever."""
-    handler = AsyncSocketModeHandler(app, app_token, ping_interval=PING_INTERVAL_SECONDS)
+    handler = ScreenedSocketModeHandler(app, app_token, ping_interval=PING_INTERVAL_SECONDS)
     try:
         try:
             handler.client.wss_uri = await handler.client.issue_new_wss_url()

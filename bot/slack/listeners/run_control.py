@@ -128,6 +128,7 @@ class RunControlClicks:
             only=RERUNNABLE,
             channel_id=click.channel_id or "",
             response_url=click.response_url,
+            trigger_id=click.trigger_id,
         )
 
     async def _first_time(self, click: ButtonClick) -> bool:

@@ -13,6 +13,7 @@ from bot.domain.spec import Category, LanePlan, LaneRole, RunSpec, TaskRef
 from bot.domain.words import plural
 from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
+from bot.services.refusals import REFUSED
 from bot.slack.views.approval_card import check_lines
 from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, shown, suite_text, user, when
 from bot.slack.views.run_card import eta_text
@@ -146,14 +147,26 @@ def hidden_audit_text(request_id: int, state: str) -> str:
 
 
 def audit_text(request_id: int, events: Sequence[AuditEvent]) -> str:
-    lines = [f"*Audit of #{request_id}*"]
+    """What happened first, in order; refused attempts after it, each kind once with its count, newest
+    first: any number of refused clicks cannot push a decision or a cancel out of the one reply."""
+    done = [event for event in events if not event.action.startswith(REFUSED)]
+    refused: dict[tuple[str, str, str], list[AuditEvent]] = {}
     for event in events:
-        actor = event.actor if event.actor == BOT_ACTOR else user(event.actor)
-        reason = f" — {shown(event.reason)}" if event.reason else ""
-        lines.append(
-            f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"
-        )
+        if event.action.startswith(REFUSED):
+            refused.setdefault((event.action, event.actor, event.reason or ""), []).append(event)
+    lines = [f"*Audit of #{request_id}*", *(_audit_line(event) for event in done)]
+    if refused:
+        lines.append(f"*Refused* ({plural(sum(map(len, refused.values())), 'attempt')}), newest first:")
+        for same in sorted(refused.values(), key=lambda group: group[-1].at, reverse=True):
+            times = f" ({len(same)} times, first {when(same[0].at)})" if len(same) > 1 else ""
+            lines.append(_audit_line(same[-1]) + times)
     return _fit(lines)
+
+
+def _audit_line(event: AuditEvent) -> str:
+    actor = event.actor if event.actor == BOT_ACTOR else user(event.actor)
+    reason = f" — {shown(event.reason)}" if event.reason else ""
+    return f"• {when(event.at)} *{event.action}* by {actor} · spec `{event.spec_hash[:12]}`{reason}"
 
 
 def accounts_text(health: AccountHealth | None) -> str:
