@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.trials import is_trial_folder, is_trial_of
+from bot.csb.verdicts import judge_trial
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
@@ -76,17 +77,21 @@ def lane_outcome(
     timeout: timedelta,
     log_path: Path | None,
     job_dir: Path | None = None,
+    config: str | None = None,
 ) -> TrialOutcome:
     """The lane's status now, from its trial result, its process exit code and its log.
 
     `job_dir` is the job folder this attempt asked Harbor for (`--job-name`): its one trial is the
     lane's, whatever the task copy made Harbor call it. Without it the jobs dir is searched by task id.
+    With the lane's `config`, a trial that ended also gets CSB's verdicts (`bot.csb.verdicts`).
     While Harbor still runs, an unreadable or unfinished result counts as not there yet: Harbor may be
     writing it at this moment, and calling that `errored` would end the lane early.
     """
     path = trial_in_job(job_dir) if job_dir is not None else find_trial_result(jobs_dir, task_id)
     if path is not None and (exit_code is not None or _is_finished(path)):
         outcome = read_trial(path)
+        if config is not None:
+            outcome = outcome.model_copy(update={"verdict": judge_trial(path.parent, config)})
         if outcome.status is LaneStatus.ERRORED and not outcome.infra:
             return _infra_from_log(outcome, log_path)
         return outcome

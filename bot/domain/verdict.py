@@ -118,3 +118,13 @@ class LaneVerdict(BaseModel):
     @property
     def zero_token(self) -> bool:
         return self.manifest_rule is ManifestRule.ZERO_TOKEN
+
+
+def stored_verdict(text: str | None) -> LaneVerdict | None:
+    """A lane's stored verdict (`lanes.verdict_json`), or None when it has none or it no longer parses."""
+    if not text:
+        return None
+    try:
+        return LaneVerdict.model_validate_json(text)
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        return None

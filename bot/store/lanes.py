@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import RunState
+from bot.domain.verdict import LaneVerdict
 from bot.store.models import Lane, Run
 
 
@@ -207,6 +208,7 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
             "b_exception_type": end.outcome.exception_type,
             "b_reason": end.outcome.reason,
             "b_exit_code": end.exit_code,
+            **{f"b_{name}": value for name, value in verdict_columns(end.outcome.verdict).items()},
         }
         for end in ends
         if end.lane_id in moved
@@ -216,10 +218,42 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
     return {row["b_id"] for row in rows}
 
 
+def verdict_columns(verdict: LaneVerdict | None) -> dict[str, Any]:
+    """The lane columns a verdict fills (all None without one): what is counted, and the whole record."""
+    if verdict is None:
+        return dict.fromkeys(VERDICT_COLUMNS)
+    return {
+        "manifest_status": verdict.manifest_status.value,
+        "status_tool": verdict.status_tool.value,
+        "fingerprint": verdict.fingerprint.id if verdict.fingerprint else None,
+        "mcp_calls": verdict.mcp_calls,
+        "contaminated": verdict.contaminated,
+        "input_tokens": verdict.tokens.input,
+        "output_tokens": verdict.tokens.output,
+        "cache_write_tokens": verdict.tokens.cache_write,
+        "cache_read_tokens": verdict.tokens.cache_read,
+        "cost_usd": verdict.cost_usd,
+        "verdict_json": verdict.model_dump_json(),
+    }
+
+
+VERDICT_COLUMNS = (
+    "manifest_status",
+    "status_tool",
+    "fingerprint",
+    "mcp_calls",
+    "contaminated",
+    "input_tokens",
+    "output_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "cost_usd",
+    "verdict_json",
+)
 _FINISH = _guarded(LaneStatus.RUNNING).values(
     {
         name: _column_param(f"b_{name}", name)
-        for name in ("state", "reward", "exception_type", "reason", "exit_code")
+        for name in ("state", "reward", "exception_type", "reason", "exit_code", *VERDICT_COLUMNS)
     }
 )
 
