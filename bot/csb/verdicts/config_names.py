@@ -1,8 +1,6 @@
-"""CSB's config names: which are MCP (`config_utils.is_mcp_config`), and which its older scripts know.
+"""CSB's config names: which are MCP (`config_utils.is_mcp_config`), and which Deep Search is expected on.
 
-Several of CSB's checks only look at the legacy names (`baseline`, `sourcegraph_full`); on today's lanes
-(`baseline-local-direct`, `mcp-remote-direct`) they see nothing. The bot applies the same rule to every
-lane, and labels a finding CSB's script would not have made (`unseen_by`).
+(Which of CSB's scripts know only the legacy names is said where pairs are judged: `bot.domain.integrity`.)
 """
 
 from __future__ import annotations
@@ -18,8 +16,6 @@ _LEGACY_MCP = frozenset(
         "deepsearch_hybrid",
     }
 )
-# audit_traces.py's hard-coded CONFIGS (SJ's copy adds sourcegraph_base): its contamination and MCP counts.
-AUDIT_TRACES_CONFIGS = frozenset({"baseline", "sourcegraph_full", "sourcegraph_base"})
 # validate_task_run.py's deepsearch_unused rule names these two alone.
 DEEP_SEARCH_CONFIGS = frozenset({"sourcegraph_full", "mcp-remote-direct"})
 
@@ -27,8 +23,3 @@ DEEP_SEARCH_CONFIGS = frozenset({"sourcegraph_full", "mcp-remote-direct"})
 def is_mcp_config(config: str) -> bool:
     """CSB's rule: an `mcp-` prefix or a legacy Sourcegraph name; a bare `mcp` is not MCP."""
     return config.startswith("mcp-") or config in _LEGACY_MCP
-
-
-def unseen_by_audit_traces(config: str) -> bool:
-    """Whether `audit_traces.py` (MCP calls, baseline contamination) would skip this config's lanes."""
-    return config not in AUDIT_TRACES_CONFIGS

@@ -42,6 +42,7 @@ from bot.domain.stats import (
 )
 from bot.slack.ids import ActionId
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
+from bot.slack.views.integrity import integrity_lines, invalidity_words
 
 MAX_BLOCKS = 50
 MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
@@ -52,6 +53,7 @@ PAIRED_GROUPS = (
     ((PairKind.MCP_ONLY,), "MCP-only wins"),
     ((PairKind.BASELINE_ONLY,), "Regressions (baseline only)"),
     ((PairKind.BOTH_PASS, PairKind.BOTH_FAIL), "Both lanes agree"),
+    ((PairKind.INVALID,), "Not results by CSB's rules — excluded from the statistics"),
     ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
 )
 REASON_SHOWN = 300  # an errored lane's reason in a task line; the CSV has it whole
@@ -84,7 +86,8 @@ class ReportMessage:
 
 def paired_report(view: ReportView) -> ReportMessage:
     overall = None if view.single_lane else summarize(view.pairs)
-    head = [*_heading(view), *_statistics(view, overall), DividerBlock()]
+    curation = integrity_lines(view.pairs, overall, summarize(view.pairs, curated=False)) if overall else []
+    head = [*_heading(view), *_statistics(view, overall, curation), DividerBlock()]
     blocks_left = MAX_BLOCKS - len(head) - 1
     chars_left = MAX_BLOCK_CHARS - _chars(head) - _TRAILER_CHARS
     groups = [
@@ -106,7 +109,10 @@ def task_order(view: ReportView) -> list[PairOutcome]:
 def task_line(pair: PairOutcome, single_lane: LaneRole | None) -> str:
     roles = (single_lane,) if single_lane else (LaneRole.BASELINE, LaneRole.MCP)
     parts = [_lane_words(role, _lane(pair, role)) for role in roles]
-    return f"{code(pair.task_id, 150)}  " + " · ".join(parts)
+    line = f"{code(pair.task_id, 150)}  " + " · ".join(parts)
+    if not single_lane and pair.kind is PairKind.INVALID:
+        line += f" — {invalidity_words(pair)}"
+    return line
 
 
 def _heading(view: ReportView) -> list[Block]:
@@ -130,12 +136,14 @@ def _heading(view: ReportView) -> list[Block]:
     return blocks
 
 
-def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
+def _statistics(view: ReportView, overall: PairedSummary | None, curation: list[str]) -> list[Block]:
     if overall is None:
         text = _lane_text(view, "*Overall*", view.pairs)
     else:
         text = _paired_text("*Overall*", overall)
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
+    if curation:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip("\n".join(curation), SECTION_LIMIT))))
     suites = by_suite(view.pairs)
     if len(suites) < 2:
         return blocks
@@ -155,6 +163,8 @@ def _paired_text(label: str, s: PairedSummary) -> str:
     head = f"{label} · {s.n} complete {_pairs(s.n)}"
     if s.excluded:
         head += f" · {s.excluded} errored or incomplete, excluded"
+    if s.invalid:
+        head += f" · {s.invalid} not results by CSB's rules, excluded"
     if not s.n or s.diff_pts is None:
         return f"{head}\nNo complete pairs, so no statistics."
     return "\n".join(
@@ -174,8 +184,8 @@ def _paired_text(label: str, s: PairedSummary) -> str:
 def _suite_text(suite: str, s: PairedSummary) -> str:
     """The overall statistics in fewer words, so all 20 suites of csb-v2-dual264 fit beside the tasks."""
     head = f"*{code(suite, 100)}* · {s.n} {_pairs(s.n)}"
-    if s.excluded:
-        head += f" ({s.excluded} excluded)"
+    if s.excluded or s.invalid:
+        head += f" ({s.excluded + s.invalid} excluded)"
     if not s.n or s.diff_pts is None:
         return f"{head} · no statistics"
     b, m = s.baseline, s.mcp

@@ -1,0 +1,116 @@
+"""CSB's curation rules on pairs: a pair whose lane is `errored` to the MANIFEST, whose MCP lane never
+called MCP, or whose baseline did, is not a result; the report says how many each rule removed, lists
+them, and shows the headline with them counted. Pure: verdicts as the engine stores them."""
+
+from __future__ import annotations
+
+from bot.domain.integrity import AUDIT_TRACES, InvalidRule, pair_invalidity
+from bot.domain.outcome import LaneStatus
+from bot.domain.stats import LaneResult, PairKind, PairOutcome, summarize
+from bot.domain.verdict import LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
+from bot.slack.views.report import ReportView, paired_report
+
+BL, MCP = "baseline-local-direct", "mcp-remote-direct"
+
+
+def _verdict(
+    config: str, *, mcp_calls: int | None = None, zero_token: bool = False, passed: bool = True
+) -> LaneVerdict:
+    status = (
+        ManifestStatus.ERRORED if zero_token else ManifestStatus.PASSED if passed else ManifestStatus.FAILED
+    )
+    return LaneVerdict(
+        config=config,
+        status_tool=StatusToolStatus.COMPLETED_PASS if passed else StatusToolStatus.COMPLETED_FAIL,
+        manifest_status=status,
+        manifest_rule=ManifestRule.ZERO_TOKEN if zero_token else None,
+        mcp_calls=mcp_calls,
+        contaminated=config == BL and bool(mcp_calls),
+    )
+
+
+def _lane(verdict: LaneVerdict, passed: bool) -> LaneResult:
+    status = LaneStatus.PASSED if passed else LaneStatus.FAILED
+    return LaneResult(status=status, reward=1.0 if passed else 0.0, verdict=verdict)
+
+
+def _pair(task: str, baseline: LaneVerdict, mcp: LaneVerdict, bl_pass: bool, mcp_pass: bool) -> PairOutcome:
+    return PairOutcome(task, "csb_sdlc_fix", _lane(baseline, bl_pass), _lane(mcp, mcp_pass))
+
+
+def _pairs() -> list[PairOutcome]:
+    ok_bl, ok_mcp = _verdict(BL, mcp_calls=0), _verdict(MCP, mcp_calls=7)
+    return [
+        _pair("valid-1", ok_bl, ok_mcp, True, True),
+        _pair("valid-2", ok_bl, ok_mcp, False, True),
+        _pair("valid-3", _verdict(BL), _verdict(MCP), False, False),  # no trace: unknown counts, still valid
+        # An expired account: 0 tokens, so the baseline "failed"; the MANIFEST calls it errored.
+        _pair("zero-token", _verdict(BL, zero_token=True, passed=False), ok_mcp, False, True),
+        _pair("mcp-not-injected", ok_bl, _verdict(MCP, mcp_calls=0, passed=False), True, False),
+        _pair("contaminated", _verdict(BL, mcp_calls=2), ok_mcp, True, True),
+    ]
+
+
+def test_each_rule_names_its_lane_and_whether_csbs_script_would_have_seen_it() -> None:
+    pairs = {pair.task_id: pair for pair in _pairs()}
+    assert [(i.rule, i.lane, i.detail) for i in pairs["zero-token"].invalid] == [
+        (InvalidRule.MANIFEST_ERRORED, "baseline", "zero_token")
+    ]
+    (never,) = pairs["mcp-not-injected"].invalid
+    assert (never.rule, never.lane, never.unseen_by) == (InvalidRule.MCP_NEVER_USED, "mcp", AUDIT_TRACES)
+    (dirty,) = pairs["contaminated"].invalid
+    assert (dirty.rule, dirty.unseen_by) == (InvalidRule.BASELINE_CONTAMINATED, AUDIT_TRACES)
+    assert [p.task_id for p in pairs.values() if p.kind is PairKind.INVALID] == [
+        "zero-token",
+        "mcp-not-injected",
+        "contaminated",
+    ]
+    # On CSB's legacy names audit_traces.py applies the rule itself: nothing to label.
+    (legacy,) = pair_invalidity(_verdict("baseline", mcp_calls=1), _verdict("sourcegraph_full", mcp_calls=3))
+    assert legacy.unseen_by is None
+    (legacy_mcp,) = pair_invalidity(_verdict("baseline"), _verdict("sourcegraph_full", mcp_calls=0))
+    assert legacy_mcp.unseen_by is None
+
+
+def test_the_statistics_count_valid_pairs_only_and_say_what_they_would_be_with_the_rest() -> None:
+    pairs = _pairs()
+    counted = summarize(pairs)
+    assert (counted.n, counted.invalid, counted.excluded) == (3, 3, 0)
+    assert (counted.baseline.k, counted.mcp.k) == (1, 2)
+    everything = summarize(pairs, curated=False)
+    assert (everything.n, everything.invalid) == (6, 0)
+    assert (everything.baseline.k, everything.mcp.k) == (3, 4)
+
+
+def test_the_report_lists_the_removed_pairs_with_their_rule_and_the_headline_with_them_counted() -> None:
+    view = ReportView(run_id=7, output_dir="runs/staging/x", title="fix", model="m", pairs=_pairs())
+    text = "\n".join(block.to_dict().get("text", {}).get("text", "") for block in paired_report(view).blocks)
+    assert "3 complete pairs · 3 not results by CSB's rules, excluded" in text
+    assert (
+        "Not results by CSB's rules, excluded: 3 pairs — a lane `errored` by the MANIFEST's rule "
+        "(generate_manifest.py): 1 · MCP lane never called an MCP tool "
+        "(validate_task_run.py `mcp_never_used`): 1"
+        " · baseline lane called MCP (audit_traces.py baseline contamination): 1"
+    ) in text
+    assert "_CSB's audit_traces.py does not check `baseline-local-direct` lanes; same rule applied_" in text
+    assert "_CSB's audit_traces.py does not check `mcp-remote-direct` lanes; same rule applied_" in text
+    assert "With them counted (6 pairs): baseline 3/6 (50.0 %) · MCP 4/6 (66.7 %) · +16.7 pts" in text
+    assert "*Not results by CSB's rules — excluded from the statistics* (3)" in text
+    assert (
+        "`zero-token`  baseline failed 0.00 · MCP passed 1.00"
+        " — baseline `errored` to the MANIFEST (zero tokens)" in text
+    )
+    assert (
+        "`mcp-not-injected`  baseline passed 1.00 · MCP failed 0.00"
+        " — MCP lane made 0 MCP calls (mcp_never_used)" in text
+    )
+    assert (
+        "`contaminated`  baseline passed 1.00 · MCP passed 1.00 — baseline made 2 MCP calls (contamination)"
+        in text
+    )
+
+
+def test_a_report_without_invalid_pairs_says_nothing_of_them() -> None:
+    view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=_pairs()[:3])
+    text = str([block.to_dict() for block in paired_report(view).blocks])
+    assert "CSB's rules" not in text and "With them counted" not in text
