@@ -4,11 +4,14 @@ them, and shows the headline with them counted. Pure: verdicts as the engine sto
 
 from __future__ import annotations
 
+from bot.csb.verdicts import fingerprint_error
 from bot.domain.integrity import AUDIT_TRACES, InvalidRule, pair_invalidity
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairKind, PairOutcome, summarize
-from bot.domain.verdict import LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
-from bot.slack.views.report import ReportView, paired_report
+from bot.domain.verdict import Category, LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
+from bot.slack.views.report import ReportView, failure_causes, paired_report
+from bot.slack.views.run_card import RunCardView, run_blocks
 
 BL, MCP = "baseline-local-direct", "mcp-remote-direct"
 
@@ -114,3 +117,61 @@ def test_a_report_without_invalid_pairs_says_nothing_of_them() -> None:
     view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=_pairs()[:3])
     text = str([block.to_dict() for block in paired_report(view).blocks])
     assert "CSB's rules" not in text and "With them counted" not in text
+
+
+def _failed_with(config: str, exception: dict[str, str], *, reward: float | None = None) -> LaneResult:
+    fingerprint = fingerprint_error(exception)
+    verdict = LaneVerdict(
+        config=config,
+        status_tool=StatusToolStatus.ERRORED,
+        manifest_status=ManifestStatus.ERRORED if reward is None else ManifestStatus.PASSED,
+        manifest_rule=ManifestRule.EXCEPTION_WITHOUT_REWARD if reward is None else None,
+        timed_out=reward is not None,
+        fingerprint=fingerprint,
+    )
+    status = LaneStatus.ERRORED if reward is None else LaneStatus.PASSED
+    return LaneResult(status=status, reward=reward, verdict=verdict)
+
+
+def test_failures_are_grouped_by_cause_with_csbs_advice_and_category() -> None:
+    limited = {"exception_type": "RuntimeError", "exception_message": "API Error: 429 rate limit exceeded"}
+    pairs = [
+        *_pairs(),
+        PairOutcome("rl-1", "s", _failed_with(BL, limited), _lane(_verdict(MCP, mcp_calls=3), True)),
+        PairOutcome("rl-2", "s", _lane(_verdict(BL), True), _failed_with(MCP, limited)),
+        PairOutcome(
+            "late",
+            "s",
+            _failed_with(
+                BL, {"exception_type": "AgentTimeoutError", "exception_message": "timed out"}, reward=0.4
+            ),
+            _lane(_verdict(MCP, mcp_calls=1), True),
+        ),
+        PairOutcome(
+            "lost",
+            "s",
+            LaneResult(status=LaneStatus.ERRORED, reason="harbor exited 1"),
+            _lane(_verdict(MCP), True),
+        ),
+    ]
+    view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=pairs)
+    groups = failure_causes(view)
+    assert [(g.cause.id, g.cause.category, g.lanes) for g in groups] == [
+        ("api_rate_limit", Category.A, ("rl-1/baseline", "rl-2/mcp")),
+        ("baseline_contaminated", Category.B, ("contaminated/baseline",)),
+        ("mcp_never_used", Category.B, ("mcp-not-injected/mcp",)),
+        ("no_trial_result", Category.A, ("lost/baseline",)),
+        ("timeout", Category.D, ("late/baseline",)),
+        ("zero_token", Category.A, ("zero-token/baseline",)),
+    ]
+    text = "\n".join(block.to_dict().get("text", {}).get("text", "") for block in paired_report(view).blocks)
+    assert (
+        "*Failures by cause*\n• `api_rate_limit` API rate limit / overloaded ×2 · A: rerun as is"
+        " · _Reduce parallelism or wait before retrying. Check account quotas._"
+    ) in text
+    assert "• `timeout` Task timeout ×1 · D: genuine, do not rerun" in text
+    card = RunCardView(run_id=7, state=RunState.RUNNING, pairs_done=1, pairs_total=2, lanes_running=1,
+                       lanes_queued=0, causes=tuple(groups))  # fmt: skip
+    card_text = run_blocks(card)[0].to_dict()["text"]["text"]
+    assert "*Failures by cause*\n• `api_rate_limit` API rate limit / overloaded ×2" in card_text
+    assert card_text.endswith("… 1 more causes")

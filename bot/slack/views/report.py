@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole
 from bot.domain.stats import (
@@ -41,6 +42,7 @@ from bot.domain.stats import (
     summarize,
 )
 from bot.slack.ids import ActionId
+from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
 from bot.slack.views.integrity import integrity_lines, invalidity_words
 
@@ -56,6 +58,7 @@ PAIRED_GROUPS = (
     ((PairKind.INVALID,), "Not results by CSB's rules — excluded from the statistics"),
     ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
 )
+CAUSES_SHOWN = 8  # the largest groups; every lane's cause is in the CSV
 REASON_SHOWN = 300  # an errored lane's reason in a task line; the CSV has it whole
 _TRAILER_CHARS = 80  # room kept for the "… N more tasks" line
 
@@ -87,6 +90,9 @@ class ReportMessage:
 def paired_report(view: ReportView) -> ReportMessage:
     overall = None if view.single_lane else summarize(view.pairs)
     curation = integrity_lines(view.pairs, overall, summarize(view.pairs, curated=False)) if overall else []
+    causes = cause_lines(failure_causes(view), limit=CAUSES_SHOWN)
+    if causes:
+        curation += ["*Failures by cause*", *causes]
     head = [*_heading(view), *_statistics(view, overall, curation), DividerBlock()]
     blocks_left = MAX_BLOCKS - len(head) - 1
     chars_left = MAX_BLOCK_CHARS - _chars(head) - _TRAILER_CHARS
@@ -99,6 +105,16 @@ def paired_report(view: ReportView) -> ReportMessage:
         more = f"… {hidden} more {_tasks(hidden)} in the attached CSV"
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=more)]))
     return ReportMessage(blocks=blocks, text=_fallback_text(view, overall), csv_needed=hidden > 0)
+
+
+def failure_causes(view: ReportView) -> list[CauseGroup]:
+    """The run's errored, timed-out and not-counted lanes, grouped by cause (the CSV and Rerun use it too)."""
+    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
+    items = []
+    for pair in view.pairs:
+        lanes = {role.value: (_lane(pair, role).status, _lane(pair, role).verdict) for role in roles}
+        items += pair_causes(pair.task_id, lanes)
+    return group_causes(items)
 
 
 def task_order(view: ReportView) -> list[PairOutcome]:
