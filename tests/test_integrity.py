@@ -4,6 +4,9 @@ them, and shows the headline with them counted. Pure: verdicts as the engine sto
 
 from __future__ import annotations
 
+import csv
+import io
+
 from bot.csb.verdicts import fingerprint_error
 from bot.domain.integrity import AUDIT_TRACES, InvalidRule, pair_invalidity
 from bot.domain.outcome import LaneStatus
@@ -11,6 +14,7 @@ from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairKind, PairOutcome, summarize
 from bot.domain.verdict import Category, LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
 from bot.slack.views.report import ReportView, failure_causes, paired_report
+from bot.slack.views.report_csv import COLUMNS, report_csv
 from bot.slack.views.run_card import RunCardView, run_blocks
 
 BL, MCP = "baseline-local-direct", "mcp-remote-direct"
@@ -175,3 +179,26 @@ def test_failures_are_grouped_by_cause_with_csbs_advice_and_category() -> None:
     card_text = run_blocks(card)[0].to_dict()["text"]["text"]
     assert "*Failures by cause*\n• `api_rate_limit` API rate limit / overloaded ×2" in card_text
     assert card_text.endswith("… 1 more causes")
+
+
+def test_the_csv_carries_every_verdict_and_whether_the_pair_counted() -> None:
+    limited = {"exception_type": "RuntimeError", "exception_message": "API Error: 429 rate limit exceeded"}
+    pairs = [
+        *_pairs(),
+        PairOutcome("rl-1", "s", _failed_with(BL, limited), _lane(_verdict(MCP, mcp_calls=3), True)),
+    ]
+    view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=pairs)
+    rows = {row["task_id"]: row for row in csv.DictReader(io.StringIO(report_csv(view)))}
+    assert rows["valid-1"]["pair_counted"] == "yes" and rows["valid-1"]["pair_invalid"] == ""
+    assert rows["valid-1"]["mcp_mcp_calls"] == "7" and rows["valid-3"]["mcp_mcp_calls"] == ""
+    zero = rows["zero-token"]
+    assert (zero["pair_counted"], zero["pair_invalid"]) == ("no", "manifest_errored:baseline")
+    assert (zero["baseline_manifest_status"], zero["baseline_manifest_rule"]) == ("errored", "zero_token")
+    assert zero["baseline_status_tool"] == "completed_fail" and zero["baseline_status"] == "failed"
+    assert rows["contaminated"]["baseline_contaminated"] == "yes"
+    assert rows["mcp-not-injected"]["pair_invalid"] == "mcp_never_used:mcp"
+    limited_row = rows["rl-1"]
+    assert (limited_row["baseline_fingerprint"], limited_row["baseline_category"]) == ("api_rate_limit", "A")
+    assert limited_row["pair_counted"] == "no"  # incomplete: the baseline errored
+    assert set(rows["valid-1"]) == set(COLUMNS)
+    assert {"baseline_cache_read_tokens", "mcp_cost_source", "baseline_flags", "mcp_unread"} <= set(COLUMNS)
