@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.csb.json_file import MIB
+from bot.csb.results import lane_outcome
 from bot.csb.verdicts import CATALOG, IDS, fingerprint_error, judge_trial
 from bot.csb.verdicts.bounded_read import LINE_LIMIT, Notes, transcript_lines
+from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.verdict import (
     Category,
     CostSource,
@@ -388,3 +391,76 @@ def test_a_transcript_scan_stops_at_its_deadline_and_says_so(tmp_path: Path) -> 
     lines = transcript_lines(path, notes, seconds=3, clock=lambda: float(next(ticks)))
     assert lines is not None and len(list(lines)) == 3
     assert notes.items == ["claude-code.txt was read only to byte 15: its scan ran out of time"]
+
+
+# -- retries follow CSB's error catalog -----------------------------------------------------------------
+
+_STARTED = datetime(2026, 3, 9, 1, 0, tzinfo=UTC)
+
+
+def _ended(tmp_path: Path, result: dict[str, Any], log: str = "") -> TrialOutcome:
+    job = tmp_path / "job"
+    _write(job / "t__AbCdEf1" / "result.json", {"task_name": "t", "finished_at": "x", **result})
+    log_path = tmp_path / "lane.log"
+    log_path.write_text(log)
+    return lane_outcome(
+        tmp_path,
+        "t",
+        exit_code=0,
+        started_at=_STARTED,
+        now=_STARTED + timedelta(minutes=5),
+        timeout=timedelta(hours=1),
+        log_path=log_path,
+        job_dir=job,
+        config=BASELINE,
+    )
+
+
+def _raised(kind: str, message: str) -> dict[str, Any]:
+    return {"exception_info": {"exception_type": kind, "exception_message": message}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "retried"),
+    [
+        ("RuntimeError", "OAuth token refresh failed: 403", True),  # token_refresh_403
+        ("RuntimeError", "500 Internal Server Error", True),  # api_500
+        ("AgentSetupTimeoutError", "429 Too Many Requests", True),  # api_rate_limit (F8)
+        ("RuntimeError", "MCP server connection refused", True),  # mcp_connection
+        ("RuntimeError", "Poll for results using sg_deepsearch_read", True),  # deep_search_polling_only
+        ("AgentSetupTimeoutError", "setup took too long", False),  # timeout: final, though the bot's own
+        ("RuntimeError", "prompt is too long", False),  # context_window_exceeded  rules call it infra
+        ("RuntimeError", "docker compose build failed", False),  # docker_compose_fail: final by the catalog
+        ("ImportError", "No module named x", False),  # import_error
+    ],
+)
+def test_a_fingerprint_the_catalog_retries_is_retried_and_a_final_one_says_so(
+    tmp_path: Path, kind: str, message: str, retried: bool
+) -> None:
+    outcome = _ended(tmp_path, _raised(kind, message))
+    assert outcome.status is LaneStatus.ERRORED and outcome.infra is retried
+    assert outcome.verdict is not None and outcome.verdict.fingerprint is not None
+    fingerprint = outcome.verdict.fingerprint.id
+    if retried:
+        assert (outcome.reason or "").startswith(f"{fingerprint}: ")
+    else:
+        assert (outcome.reason or "").endswith(f"(final: CSB's error catalog does not retry {fingerprint})")
+
+
+def test_an_error_the_catalog_does_not_know_keeps_the_bots_rules(tmp_path: Path) -> None:
+    unknown = _raised("DaytonaError", "sandbox gone")  # `unknown` to CSB; infra to the bot
+    outcome = _ended(tmp_path, unknown)
+    assert outcome.verdict is not None and outcome.verdict.fingerprint is not None
+    assert outcome.verdict.fingerprint.id == "unknown" and outcome.infra
+    plain = _ended(tmp_path / "b", _raised("NonZeroAgentExitCodeError", "exited 1"))
+    assert not plain.infra  # a task outcome, as before
+    logged = _ended(tmp_path / "c", _raised("NonZeroAgentExitCodeError", "exited 1"), log="API Error: 429\n")
+    assert logged.infra  # the log's rate limit makes it infra, as before
+
+
+def test_a_zero_token_trial_is_retried_and_a_scored_timeout_never(tmp_path: Path) -> None:
+    zero = _ended(tmp_path, json.loads((TRIALS / "F5_zero_token" / "result.json").read_text()))
+    assert zero.status is LaneStatus.FAILED and zero.infra
+    assert zero.reason == "zero tokens: the account's token failed (the MANIFEST counts it errored)"
+    scored = _ended(tmp_path / "b", json.loads((TRIALS / "F7_timeout_scored" / "result.json").read_text()))
+    assert scored.status is LaneStatus.PASSED and not scored.infra

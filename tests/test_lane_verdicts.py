@@ -3,14 +3,17 @@ worker thread, and kept: the example bench's Harbor stand-in as real child proce
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import engine_kit, make_accounts
 from idle import run_until_idle
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.verdict import CostSource, ManifestStatus, StatusToolStatus, stored_verdict
+from bot.store import outbox
+from bot.store.models import OutboxKind, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -47,3 +50,31 @@ async def test_each_ended_lane_keeps_csbs_verdicts(tmp_path: Path, db_url: str) 
         lost = lanes[PAGE, "baseline"]  # Harbor crashed before writing a result: no trial, no verdict
         assert lost.state is LaneStatus.ERRORED
         assert lost.verdict_json is None and lost.manifest_status is None
+
+
+async def test_a_pause_names_the_fingerprints_that_caused_it_and_csbs_advice(
+    tmp_path: Path, db_url: str
+) -> None:
+    make_accounts(tmp_path, "account1", "account2")
+    config = {"infra_pause_min_attempts": 4, "infra_pause_rate": 0.5, "sessions_per_account": 3}
+    async with engine_kit(tmp_path, url=db_url, **config) as kit:
+        kit.script({SLUG: "ratelimit", PAGE: "ratelimit", MERGE: "ratelimit"})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=6)
+        await run_until_idle(kit.engine, kit.store)
+        run = await kit.run(run_id)
+        assert run.state is RunState.PAUSED
+        assert re.fullmatch(
+            r"([4-6]) of \1 lane attempts failed on infrastructure: api_rate_limit ×\1",
+            run.paused_reason or "",
+        )
+        async with kit.store.read() as session:
+            (notice,) = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
+        text = notice.text or ""
+        assert (
+            "• `api_rate_limit` (API rate limit / overloaded): Reduce parallelism or wait before retrying."
+            in text
+        )
+        assert "Daytona" not in text
+        lanes = await kit.lanes(run_id)
+        retried = [lane for lane in lanes if lane.infra_failures]
+        assert retried and all(lane.fingerprint == "api_rate_limit" for lane in retried)  # kept on requeue

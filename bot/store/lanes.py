@@ -259,9 +259,17 @@ _FINISH = _guarded(LaneStatus.RUNNING).values(
 
 
 async def requeue_lane(
-    session: AsyncSession, lane_id: int, *, not_before: datetime | None, reason: str | None, infra: bool
+    session: AsyncSession,
+    lane_id: int,
+    *,
+    not_before: datetime | None,
+    reason: str | None,
+    infra: bool,
+    verdict: LaneVerdict | None = None,
 ) -> bool:
-    """Running → queued again: an infrastructure failure to retry, or a process lost across a restart."""
+    """Running → queued again: an infrastructure failure to retry, or a process lost across a restart.
+
+    The failed attempt's verdicts are kept until the next attempt ends (a pause names their causes)."""
     result = await session.execute(
         _update(Lane)
         .where(Lane.id == lane_id, Lane.state == LaneStatus.RUNNING)
@@ -275,6 +283,7 @@ async def requeue_lane(
             stop_kind=None,
             stop_sent_at=None,
             killed_at=None,
+            **verdict_columns(verdict),
         )
     )
     return result.rowcount == 1
