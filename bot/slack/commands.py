@@ -157,6 +157,8 @@ class CommandRouter:
             only=parsed.only,
             channel_id=command.channel_id,
             response_url=command.response_url,
+            causes=parsed.causes,
+            invalid=parsed.invalid,
         )
         return None  # the new request's card in the channel is the answer
 
