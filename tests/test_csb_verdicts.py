@@ -15,7 +15,7 @@ import pytest
 from bot.csb.json_file import MIB
 from bot.csb.results import lane_outcome
 from bot.csb.verdicts import CATALOG, IDS, fingerprint_error, judge_trial
-from bot.csb.verdicts.bounded_read import LINE_LIMIT, Notes, transcript_lines
+from bot.csb.verdicts.bounded_read import BLOCK, LINE_LIMIT, Notes, transcript_blocks
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.verdict import (
     Category,
@@ -362,15 +362,20 @@ def test_a_corrupt_result_is_errored_with_csbs_fingerprint(tmp_path: Path) -> No
     assert verdict.unread[0].startswith("result.json is not valid JSON")
 
 
+def _lines(path: Path, notes: Notes, **limits: Any) -> list[bytes]:
+    blocks = transcript_blocks(path, notes, **limits)
+    assert blocks is not None
+    return [line for block in blocks for line in block.splitlines(keepends=True)]
+
+
 def test_a_line_of_megabytes_is_cut_where_csb_cuts_it_and_skipped_without_holding_it(tmp_path: Path) -> None:
     path = tmp_path / "claude-code.txt"
     call = _call("mcp__sourcegraph__sg_read_file")
     path.write_bytes(b"x" * (3 * LINE_LIMIT) + call.encode() + b"\n" + call.encode() + b"\n")
     notes = Notes()
-    lines = transcript_lines(path, notes)
-    assert lines is not None
-    read = list(lines)
-    assert [len(line) for line in read] == [LINE_LIMIT, len(call) + 1]  # the call past the cut is not seen
+    read = _lines(path, notes)
+    # the call past the cut is not seen; the cut line keeps a newline of its own
+    assert [len(line) for line in read] == [LINE_LIMIT + 1, len(call) + 1]
     assert notes.items == []
 
 
@@ -378,19 +383,25 @@ def test_a_transcript_past_its_size_cap_is_judged_on_its_start_and_says_so(tmp_p
     path = tmp_path / "claude-code.txt"
     path.write_bytes(b"line\n" * (2 * MIB // 5))
     notes = Notes()
-    lines = transcript_lines(path, notes, limit=MIB)
-    assert lines is not None and len(list(lines)) == -(-MIB // 5)  # whole lines up to the first MiB
+    assert len(_lines(path, notes, limit=MIB)) == -(-MIB // 5)  # whole lines up to the first MiB
     assert notes.items == ["claude-code.txt was read only to its first 1 MiB"]
 
 
 def test_a_transcript_scan_stops_at_its_deadline_and_says_so(tmp_path: Path) -> None:
     path = tmp_path / "claude-code.txt"
-    path.write_bytes(b"line\n" * 10)
+    path.write_bytes(b"a line.\n" * (BLOCK // 8 * 3))  # three blocks
     ticks = iter(range(100))
     notes = Notes()
-    lines = transcript_lines(path, notes, seconds=3, clock=lambda: float(next(ticks)))
-    assert lines is not None and len(list(lines)) == 3
-    assert notes.items == ["claude-code.txt was read only to byte 15: its scan ran out of time"]
+    read = _lines(path, notes, seconds=2, clock=lambda: float(next(ticks)))
+    assert len(read) == 2 * BLOCK // 8  # the deadline is looked at once a block
+    assert notes.items == [f"claude-code.txt was read only to byte {2 * BLOCK}: its scan ran out of time"]
+
+
+def test_a_transcript_of_exactly_its_cap_is_read_whole_without_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "claude-code.txt"
+    path.write_bytes(b"a line.\n" * (BLOCK // 8))
+    notes = Notes()
+    assert len(_lines(path, notes, limit=BLOCK)) == BLOCK // 8 and notes.items == []
 
 
 # -- retries follow CSB's error catalog -----------------------------------------------------------------

@@ -5,8 +5,9 @@ MCP calls are counted in the transcript (`agent/claude-code.txt`, one JSON event
 512,000 characters) and in `agent/trajectory.json` (each step's tool calls, or its message when it has
 none); the trajectory's count is taken only when strictly larger, as CSB does. A lane with neither file
 has an unknown count (None), never zero. Error lines are looked for only outside tool results, five of
-each at most. The transcript is read line by line within `bounded_read`'s limits; its line count also
-serves the MANIFEST's crash rule (≤ 5 lines).
+each at most, and (unlike CSB) only in the transcript's first 16 MiB, which the verdict then says. The
+transcript is read within `bounded_read`'s limits; its line count also serves the MANIFEST's crash rule
+(≤ 5 lines).
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.csb.verdicts.bounded_read import Notes, read_object, transcript_lines
+from bot.csb.json_file import MIB
+from bot.csb.verdicts.bounded_read import Notes, read_object, transcript_blocks
 
 TRANSCRIPT = Path("agent") / "claude-code.txt"
 TRAJECTORY = Path("agent") / "trajectory.json"
 MAX_ERRORS = 5
+# CSB looks for auth and MCP error lines in the whole transcript; its patterns are slow regular expressions,
+# so the bot looks in the first 16 MiB (where an auth failure shows: the agent stops) and says so past it.
+ERROR_SEARCH_LIMIT = 16 * MIB
 _ERROR_TEXT_LIMIT = 200
 
 _MCP_CALL = re.compile(rb'"name"\s*:\s*"mcp__sourcegraph__(?:sg_)?(\w+)"')
@@ -70,14 +75,30 @@ def audit_trace(trial_dir: Path, notes: Notes) -> TraceAudit:
     scan = _Scan()
     auth: list[str] = []
     mcp_errors: list[str] = []
-    lines = transcript_lines(trial_dir / TRANSCRIPT, notes)
-    if lines is not None:
-        for line in lines:
-            _scan_line(line, scan, auth, mcp_errors)
+    blocks = transcript_blocks(trial_dir / TRANSCRIPT, notes)
+    searched = 0
+    for block in blocks or ():
+        if scan.lines == 0:
+            first = block[: block.find(b"\n")] if b"\n" in block else block
+            if _SYSTEM.search(first) and b'"init"' in first:
+                scan.tools_available = b"mcp__sourcegraph" in first
+        scan.lines += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+        if b"mcp__sourcegraph" in block:
+            for name in _MCP_CALL.findall(block):
+                scan.mcp += 1
+                scan.deep_search += name in _DEEP_SEARCH_BYTES
+        if searched < ERROR_SEARCH_LIMIT:
+            for line in block.split(b"\n"):
+                _errors_in(line, auth, mcp_errors)
+            searched += len(block)
+        else:
+            notes.add(
+                f"{TRANSCRIPT.name}: auth and MCP errors were looked for in its first {searched} bytes only"
+            )
     trajectory_path = trial_dir / TRAJECTORY
     has_trajectory = trajectory_path.is_file()
     from_trajectory = _trajectory_counts(read_object(trajectory_path, notes)) if has_trajectory else None
-    mcp_calls, deep_search = (scan.mcp, scan.deep_search) if lines is not None else (None, None)
+    mcp_calls, deep_search = (scan.mcp, scan.deep_search) if blocks is not None else (None, None)
     if from_trajectory is not None:
         if mcp_calls is None or from_trajectory[0] > mcp_calls:
             mcp_calls = from_trajectory[0]
@@ -85,7 +106,7 @@ def audit_trace(trial_dir: Path, notes: Notes) -> TraceAudit:
             deep_search = from_trajectory[1]
     return TraceAudit(
         transcript_lines=scan.lines,
-        has_transcript=lines is not None,
+        has_transcript=blocks is not None,
         has_trajectory=has_trajectory,
         mcp_calls=mcp_calls,
         deep_search_calls=deep_search,
@@ -95,16 +116,9 @@ def audit_trace(trial_dir: Path, notes: Notes) -> TraceAudit:
     )
 
 
-def _scan_line(line: bytes, scan: _Scan, auth: list[str], mcp_errors: list[str]) -> None:
-    scan.lines += 1
-    has_mcp = b"mcp__sourcegraph" in line
-    if scan.lines == 1 and _SYSTEM.search(line) and b'"init"' in line:
-        scan.tools_available = has_mcp
-    if has_mcp:
-        for name in _MCP_CALL.findall(line):
-            scan.mcp += 1
-            scan.deep_search += name in _DEEP_SEARCH_BYTES
-    if len(auth) >= MAX_ERRORS and len(mcp_errors) >= MAX_ERRORS:
+def _errors_in(line: bytes, auth: list[str], mcp_errors: list[str]) -> None:
+    """CSB's auth and MCP error patterns, on a line that is not a tool result, five of each at most."""
+    if not line or (len(auth) >= MAX_ERRORS and len(mcp_errors) >= MAX_ERRORS):
         return
     if b"tool_result" in line and _TOOL_RESULT.search(line):
         return
