@@ -13,7 +13,8 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairKind, PairOutcome, summarize
 from bot.domain.verdict import Category, LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
-from bot.slack.views.report import ReportView, failure_causes, paired_report
+from bot.services.control_args import CATEGORY_A
+from bot.slack.views.report import ReportView, failure_causes, paired_report, rerun_button
 from bot.slack.views.report_csv import COLUMNS, report_csv
 from bot.slack.views.run_card import RunCardView, run_blocks
 
@@ -202,3 +203,22 @@ def test_the_csv_carries_every_verdict_and_whether_the_pair_counted() -> None:
     assert limited_row["pair_counted"] == "no"  # incomplete: the baseline errored
     assert set(rows["valid-1"]) == set(COLUMNS)
     assert {"baseline_cache_read_tokens", "mcp_cost_source", "baseline_flags", "mcp_unread"} <= set(COLUMNS)
+
+
+def test_the_rerun_button_is_offered_for_category_a_failures_only() -> None:
+    genuine = PairOutcome(
+        "g", "s", _lane(_verdict(BL, passed=False), False), _lane(_verdict(MCP, mcp_calls=2), True)
+    )
+    late = {"exception_type": "AgentTimeoutError", "exception_message": "timed out"}  # timeout: D
+    timed_out = PairOutcome("t", "s", _failed_with(BL, late), _lane(_verdict(MCP, mcp_calls=2), True))
+    docker = {"exception_type": "RuntimeError", "exception_message": "docker compose build failed"}  # A
+    broken = PairOutcome("d", "s", _failed_with(BL, docker), _lane(_verdict(MCP, mcp_calls=2), True))
+
+    def offered(*pairs: PairOutcome) -> bool:
+        view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=pairs)
+        return bool(rerun_button(view))
+
+    assert not offered(genuine) and not offered(genuine, timed_out)
+    assert offered(genuine, timed_out, broken)
+    assert {"docker_compose_fail", "zero_token", "no_trial_result", "api_rate_limit"} <= CATEGORY_A
+    assert not {"timeout", "context_window_exceeded", "mcp_never_used", "verifier_parse_error"} & CATEGORY_A

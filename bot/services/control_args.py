@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.csb.verdicts import IDS
-from bot.domain.causes import OtherCause
+from bot.csb.verdicts import CATALOG, IDS
+from bot.csb.verdicts.fingerprints import RESULT_JSON_CORRUPT
+from bot.domain.causes import OTHER_CATEGORY, OtherCause
 from bot.domain.errors import UserInputError
 from bot.domain.limits import REASON_CHARS, RUN_NUMBER_DIGITS
 from bot.domain.outcome import LaneStatus
+from bot.domain.verdict import Category
 
 RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
 CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
@@ -20,6 +22,12 @@ RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout|<fingerprint>,…
 INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
 # What `--only` may name besides statuses: CSB's fingerprint ids and the bot's other causes (`zero_token`, …).
 CAUSE_IDS = (*IDS, *(cause.value for cause in OtherCause))
+# The causes a rerun as is can fix (category A): what the report's Rerun button reruns, never B, C or D.
+CATEGORY_A = frozenset(
+    [entry.id for entry in CATALOG if entry.category is Category.A]
+    + [RESULT_JSON_CORRUPT]
+    + [cause.value for cause, category in OTHER_CATEGORY.items() if category is Category.A]
+)
 _RUN_NUMBER = re.compile(r"#?[0-9]+")  # ASCII digits: `str.isdigit` accepts `²`, which int() refuses
 _SHOWN = 40
 

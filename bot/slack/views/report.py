@@ -41,6 +41,7 @@ from bot.domain.stats import (
     order_for_report,
     summarize,
 )
+from bot.domain.verdict import Category
 from bot.slack.ids import ActionId
 from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
@@ -369,15 +370,15 @@ def _tasks(n: int) -> str:
 
 
 def rerun_button(view: ReportView) -> list[Block]:
-    """`Rerun failed` under the report, when some task has a lane that failed, errored or timed out."""
+    """`Rerun failed` under the report, when some lane failed of a cause a rerun as is can fix (CSB's
+    category A); the click reruns those tasks alone, never a genuine failure (D) or one whose setup or
+    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed)."""
     button = _rerun_element(view)
     return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])] if button else []
 
 
 def _rerun_element(view: ReportView) -> ButtonElement | None:
-    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
-    rerunnable = {LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT}
-    if not any(_lane(pair, role).status in rerunnable for pair in view.pairs for role in roles):
+    if not any(group.cause.category is Category.A for group in failure_causes(view)):
         return None
     return ButtonElement(text="Rerun failed", action_id=ActionId.RERUN_FAILED, value=str(view.run_id))
 
