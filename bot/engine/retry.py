@@ -5,19 +5,19 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from bot.csb.verdicts.fingerprints import API_RATE_LIMIT
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
 STOP_TIMEOUT = "timeout"
 STOP_CANCEL = "cancel"
 
-RATE_LIMIT_FINGERPRINT = "api_rate_limit"  # CSB's fingerprint for a rate limit or an overloaded API
 _RATE_LIMIT = re.compile(r"rate[ _-]?limit|(?<![\d.])429(?!\d)|overloaded", re.I)
 
 
 def is_rate_limit(outcome: TrialOutcome) -> bool:
     """An infrastructure failure caused by the account's API limits: the account should rest."""
     fingerprint = outcome.verdict.fingerprint if outcome.verdict else None
-    if fingerprint is not None and fingerprint.id == RATE_LIMIT_FINGERPRINT:
+    if fingerprint is not None and fingerprint.id == API_RATE_LIMIT:
         return outcome.infra
     return outcome.infra and bool(_RATE_LIMIT.search(outcome.reason or ""))
 

@@ -157,6 +157,7 @@ CATALOG: tuple[_Entry, ...] = (
 )
 
 UNKNOWN = "unknown"
+API_RATE_LIMIT = "api_rate_limit"  # a rate limit or an overloaded API: the account rests
 RESULT_JSON_CORRUPT = "result_json_corrupt"
 IDS: tuple[str, ...] = (*(entry.id for entry in CATALOG), UNKNOWN, RESULT_JSON_CORRUPT)
 AUTO_RETRY: frozenset[str] = frozenset(entry.id for entry in CATALOG if entry.auto_retry)
