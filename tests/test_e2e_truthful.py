@@ -94,7 +94,8 @@ async def test_errored_lanes_name_their_reason_and_the_report_its_whole_output_p
 async def test_rerun_from_the_dm_lands_in_the_channel_and_its_card_says_what_it_reruns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "error"})
+    # A Docker failure: CSB's category A (rerun as is), which its catalog does not retry on its own.
+    script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "fp-docker_compose_fail"})
     async with bot(tmp_path) as h:
         card = await approved_run(h)
         await run_until_idle(h.bot.engine, h.bot.store)
@@ -105,8 +106,8 @@ async def test_rerun_from_the_dm_lands_in_the_channel_and_its_card_says_what_it_
         await h.deliver()
         rerun = h.last_card()
         assert rerun["ts"] != card["ts"] and "CSB run request #2" in card_text(rerun)
-        # pagination's baseline failed and its MCP lane errored; merge's baseline failed
-        assert "Rerun of #1: 2 failed, 1 errored lanes (2 tasks run again)" in card_text(rerun)
+        # pagination's baseline failed, its MCP lane errored (category A); merge's genuine fail is not rerun
+        assert "Rerun of #1: 1 failed, 1 errored lanes (1 task run again)" in card_text(rerun)
         assert h.standin.messages("D0ALICE") == [dm]  # nothing else went to the DM
 
 

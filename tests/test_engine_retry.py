@@ -87,7 +87,8 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
         await run_until_idle(kit.engine, kit.store)
         run = await kit.run(run_id)
         assert run.state is RunState.PAUSED
-        assert re.fullmatch(r"([4-6]) of \1 lane attempts failed on infrastructure", run.paused_reason or "")
+        pattern = r"([4-6]) of \1 lane attempts failed on infrastructure: no_trial_result ×\1"
+        assert re.fullmatch(pattern, run.paused_reason or "")
         async with kit.store.read() as session:
             notices = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
         assert len(notices) == 1 and "paused" in (notices[0].text or "")

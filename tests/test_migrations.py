@@ -75,6 +75,8 @@ async def test_an_old_database_is_upgraded_in_place_with_every_row_kept(tmp_path
                 LaneStatus.QUEUED,
                 LaneStatus.CANCELLED,
             ]
+            # Lanes that ended before 0005 kept no CSB verdicts: NULL, read by the report as before.
+            assert all(lane.verdict_json is None and lane.manifest_status is None for lane in lanes)
             due = await outbox.due(session, NOW)
             assert [(item.kind, item.state) for item in due] == [
                 (OutboxKind.STATUS, OutboxState.PENDING),

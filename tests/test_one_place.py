@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from bot.csb.verdicts import CATALOG
 from bot.domain.outbox_keys import Topic
 
 BOT = Path(__file__).resolve().parents[1] / "bot"
@@ -229,6 +230,21 @@ def test_the_eta_rule_is_written_once() -> None:
     assert figures == {"bot/store/queue.py"}, figures
     states = {name for name, tree in sources() if reads(tree, {"RUN_STATES_WITH_ETA"})}
     assert states == {"bot/domain/states.py", "bot/slack/views/run_card.py"}, states
+
+
+def fingerprint_ids(tree: ast.Module) -> list[int]:
+    """Lines naming one of CSB's error fingerprints by its id in a string (`timeout` is also a lane status
+    and a stop kind, so it is not looked for)."""
+    ids = {entry.id for entry in CATALOG} - {"timeout"}
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in ids]
+
+
+def test_csbs_fingerprints_are_written_only_in_csb_verdicts_fingerprints() -> None:
+    """The twelve patterns, their order, labels, advice and the catalog's retry flags are one table;
+    everything else (retries, rests, causes, reruns) goes by its entries."""
+    found = {name: lines for name, tree in sources() if (lines := fingerprint_ids(tree))}
+    assert set(found) == {"bot/csb/verdicts/fingerprints.py"}, found
+    assert fingerprint_ids(ast.parse("if f.id == 'api_rate_limit': rest()")) == [1]
 
 
 def test_the_new_checks_find_what_they_look_for() -> None:

@@ -319,7 +319,7 @@ def test_full_only_report_shows_the_mcp_lane() -> None:
     message = paired_report(view)
     body = "\n".join(_texts([block.to_dict() for block in message.blocks]))
     assert "`t1`  MCP passed 1.00" in body and "baseline queued" not in body
-    assert report_csv(view).splitlines()[1] == "t1,s,,,passed,1.0,,,,,,"
+    assert report_csv(view).splitlines()[1] == "t1,s,,,passed,1.0,,,,,," + "," * (len(COLUMNS) - 12)
 
 
 @pytest.mark.parametrize(

@@ -247,7 +247,7 @@ async def test_paused_run_is_resumed_by_command(
 async def test_rerun_failed_selects_exactly_the_failed_tasks(
     tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "error"})
+    script(tmp_path, monkeypatch, {f"{PAGE}/mcp": "fp-docker_compose_fail"})  # category A, not retried
     async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
         await h.driver.slash_command(REQUESTER, "rerun 1")
@@ -262,7 +262,7 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
         await h.driver.click_button(REQUESTER, CHANNEL, report["ts"], "Rerun failed")
         await h.driver.slash_command(REQUESTER, "rerun 1 --only errored")
         await h.deliver()
-        assert await rerun_tasks(h, 2) == [PAGE, MERGE]
+        assert await rerun_tasks(h, 2) == [PAGE]  # the button: category A alone, not merge's genuine failure
         assert await rerun_tasks(h, 3) == [PAGE]
         cards = h.cards()
         assert "#2" in card_text(cards[-2]) and "#3" in card_text(cards[-1])
@@ -272,6 +272,12 @@ async def test_rerun_failed_selects_exactly_the_failed_tasks(
         await run_until_idle(h.bot.engine, h.bot.store)
         assert set(await lane_states(h, 3)) == {(PAGE, "baseline"), (PAGE, "mcp")}
         assert ("rerun requested", REQUESTER, "request #3 over 1 task") in await audit_trail(h)
+        # By cause, as CSB's rerun_failed.py --filter.
+        await h.driver.slash_command(REQUESTER, "rerun 1 --only docker_compose_fail")
+        await h.driver.slash_command(REQUESTER, "rerun 1 --only invalid")
+        await h.deliver()
+        assert await rerun_tasks(h, 4) == [PAGE]
+        assert "has no task with a lane invalid; nothing to rerun" in h.ephemeral_texts(REQUESTER)[-1]
 
 
 async def rerun_tasks(h: Harness, request_id: int) -> list[str]:
@@ -291,6 +297,14 @@ def test_command_arguments() -> None:
         parse_cancel_args("12 --drain")
     assert parse_rerun_args("3").only == {LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT}
     assert parse_rerun_args("3 --only=timeout,errored").only == {LaneStatus.TIMEOUT, LaneStatus.ERRORED}
+    mixed = parse_rerun_args("3 --only api_rate_limit,zero_token,invalid,failed")
+    assert (mixed.only, mixed.causes, mixed.invalid) == (
+        {LaneStatus.FAILED},
+        {"api_rate_limit", "zero_token"},
+        True,
+    )
+    with pytest.raises(UserInputError, match="a cause: token_refresh_403, verifier_parse_error"):
+        parse_rerun_args("3 --only api_ratelimit")
     with pytest.raises(UserInputError, match="failed, errored, timeout"):
         parse_rerun_args("3 --only passed")
     assert parse_resume_args(" #7 ") == 7

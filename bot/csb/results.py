@@ -15,6 +15,7 @@ from typing import Any
 from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.regular_file import open_regular
 from bot.csb.trials import is_trial_folder, is_trial_of
+from bot.csb.verdicts import judge_trial
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
@@ -77,22 +78,58 @@ def lane_outcome(
     timeout: timedelta,
     log_path: Path | None,
     job_dir: Path | None = None,
+    config: str | None = None,
 ) -> TrialOutcome:
     """The lane's status now, from its trial result, its process exit code and its log.
 
     `job_dir` is the job folder this attempt asked Harbor for (`--job-name`): its one trial is the
     lane's, whatever the task copy made Harbor call it. Without it the jobs dir is searched by task id.
+    With the lane's `config`, a trial that ended also gets CSB's verdicts (`bot.csb.verdicts`).
     While Harbor still runs, an unreadable or unfinished result counts as not there yet: Harbor may be
     writing it at this moment, and calling that `errored` would end the lane early.
     """
     path = trial_in_job(job_dir) if job_dir is not None else find_trial_result(jobs_dir, task_id)
     if path is not None and (exit_code is not None or _is_finished(path)):
         outcome = read_trial(path)
+        if config is not None:
+            outcome = outcome.model_copy(update={"verdict": judge_trial(path.parent, config)})
+            decided = by_catalog(outcome)
+            if decided is not None:
+                return decided
         if outcome.status is LaneStatus.ERRORED and not outcome.infra:
             return _infra_from_log(outcome, log_path)
         return outcome
     tail = read_log_tail(log_path) if exit_code is not None else ""
     return classify_missing(exit_code=exit_code, age=now - started_at, timeout=timeout, log_tail=tail)
+
+
+ZERO_TOKENS = "zero tokens: the account's token failed (the MANIFEST counts it errored)"
+
+
+def by_catalog(outcome: TrialOutcome) -> TrialOutcome | None:
+    """Whether a trial is retried, as CSB's error catalog says; None where it says nothing.
+
+    An exception whose fingerprint the catalog marks auto-retry (`token_refresh_403`, `api_500`,
+    `api_rate_limit`, `mcp_connection`, `deep_search_polling_only`) is retried; one it marks final
+    (`timeout`, `context_window_exceeded`, `import_error`, ...) is final, and its reason says so. A
+    zero-token trial (an account whose token failed) is retried. An error the catalog does not know
+    (`unknown`, `result_json_corrupt`) is left to the bot's own rules (`bot.domain.classify`).
+    """
+    verdict = outcome.verdict
+    if verdict is None:
+        return None
+    fingerprint = verdict.fingerprint
+    if fingerprint is not None and fingerprint.auto_retry is not None:
+        if outcome.status is not LaneStatus.ERRORED:
+            return outcome  # scored (a timed-out agent's work): a result, never retried
+        if fingerprint.auto_retry:
+            reason = f"{fingerprint.id}: {outcome.reason}" if outcome.reason else fingerprint.id
+            return outcome.model_copy(update={"infra": True, "reason": reason})
+        reason = f"{outcome.reason} (final: CSB's error catalog does not retry {fingerprint.id})"
+        return outcome.model_copy(update={"infra": False, "reason": reason})
+    if fingerprint is None and verdict.zero_token:
+        return outcome.model_copy(update={"infra": True, "reason": ZERO_TOKENS})
+    return None
 
 
 def trial_usage(path: Path) -> dict[str, int | float]:

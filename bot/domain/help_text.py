@@ -34,7 +34,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
         f"the reason, at most {REASON_CHARS} characters, is recorded"
     ),
     "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
-    "rerun": "`/csb rerun <run>` — a new paired run over a run's failed, errored and timed-out tasks",
+    "rerun": "`/csb rerun <run> [--only …]` — a new paired run over a run's failed, errored and timed-out "
+    "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
     "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
 }

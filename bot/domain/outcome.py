@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.verdict import LaneVerdict
+
 
 class LaneStatus(StrEnum):
     QUEUED = "queued"
@@ -36,3 +38,4 @@ class TrialOutcome(BaseModel):
     exception_type: str | None = None
     reason: str | None = None
     infra: bool = False  # an infrastructure failure, worth a retry (never set for task outcomes)
+    verdict: LaneVerdict | None = None  # CSB's verdicts on the trial, when there is one

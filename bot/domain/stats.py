@@ -1,7 +1,9 @@
 """Paired statistics of a finished run: pass rates, McNemar's exact test and a bootstrap interval.
 
 Everything is computed on complete pairs only (both lanes `passed` or `failed`), so an errored or
-unfinished lane never counts as a loss for either side. Differences are always MCP minus baseline.
+unfinished lane never counts as a loss for either side, and on valid pairs only (`bot.domain.integrity`:
+CSB's curation rules), unless the caller asks what the figures would be with the invalid ones counted.
+Differences are always MCP minus baseline.
 Pure and stdlib only: the bootstrap is seeded, so a report drawn twice reads the same.
 """
 
@@ -14,7 +16,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
 
+from bot.domain.integrity import Invalidity, pair_invalidity
 from bot.domain.outcome import LaneStatus
+from bot.domain.verdict import LaneVerdict
 
 _SCORED = (LaneStatus.PASSED, LaneStatus.FAILED)
 _Num = TypeVar("_Num", int, float)
@@ -30,6 +34,7 @@ class LaneResult:
     output_tokens: int | None = None
     cost_usd: float | None = None
     reason: str | None = None  # why an errored or timed-out lane ended so (exception, Harbor's exit)
+    verdict: LaneVerdict | None = None  # CSB's verdicts, stored when the lane ended (None: no trial)
 
     @property
     def scored(self) -> bool:
@@ -52,6 +57,7 @@ class PairKind(StrEnum):
     BASELINE_ONLY = "baseline_only"
     BOTH_PASS = "both_pass"
     BOTH_FAIL = "both_fail"
+    INVALID = "invalid"  # complete, but not a result by CSB's curation rules
     INCOMPLETE = "incomplete"
 
 
@@ -67,12 +73,22 @@ class PairOutcome:
         return self.baseline.scored and self.mcp.scored
 
     @property
+    def invalid(self) -> tuple[Invalidity, ...]:
+        """The curation rules this pair breaks (empty: a valid pair)."""
+        return pair_invalidity(self.baseline.verdict, self.mcp.verdict)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the paired statistics count this pair: complete, and valid."""
+        return self.complete and not self.invalid
+
+    @property
     def kind(self) -> PairKind:
         if not self.complete:
             return PairKind.INCOMPLETE
-        if self.baseline.passed == self.mcp.passed:
-            return PairKind.BOTH_PASS if self.mcp.passed else PairKind.BOTH_FAIL
-        return PairKind.MCP_ONLY if self.mcp.passed else PairKind.BASELINE_ONLY
+        if self.invalid:
+            return PairKind.INVALID
+        return _agreement(self)
 
 
 @dataclass(frozen=True)
@@ -93,7 +109,8 @@ class LaneTotals:
 
 @dataclass(frozen=True)
 class PairedSummary:
-    """Statistics on the `n` complete pairs; `excluded` pairs were errored or unfinished."""
+    """Statistics on the `n` counted pairs; `excluded` pairs were errored or unfinished, `invalid` ones
+    complete but not results by CSB's curation rules (0 when they were counted, `curated=False`)."""
 
     n: int
     excluded: int
@@ -106,6 +123,7 @@ class PairedSummary:
     p_value: float
     mean_diff: float | None
     ci: tuple[float, float] | None
+    invalid: int = 0
 
     @property
     def diff_pts(self) -> float | None:
@@ -153,15 +171,19 @@ def lane_totals(results: Iterable[LaneResult]) -> LaneTotals:
     )
 
 
-def summarize(pairs: Sequence[PairOutcome]) -> PairedSummary:
-    complete = [p for p in pairs if p.complete]
-    kinds = [p.kind for p in complete]
+def summarize(pairs: Sequence[PairOutcome], *, curated: bool = True) -> PairedSummary:
+    """The statistics on the counted pairs; with `curated=False`, on every complete pair (what the
+    headline would be with the invalid pairs counted)."""
+    whole = [p for p in pairs if p.complete]
+    complete = [p for p in whole if p.counted] if curated else whole
+    kinds = [p.kind if curated else _agreement(p) for p in complete]
     diffs = [p.mcp.score - p.baseline.score for p in complete]
     mcp_only = kinds.count(PairKind.MCP_ONLY)
     baseline_only = kinds.count(PairKind.BASELINE_ONLY)
     return PairedSummary(
         n=len(complete),
-        excluded=len(pairs) - len(complete),
+        excluded=len(pairs) - len(whole),
+        invalid=len(whole) - len(complete),
         baseline=lane_totals(p.baseline for p in complete),
         mcp=lane_totals(p.mcp for p in complete),
         both_pass=kinds.count(PairKind.BOTH_PASS),
@@ -172,6 +194,13 @@ def summarize(pairs: Sequence[PairOutcome]) -> PairedSummary:
         mean_diff=_mean(diffs),
         ci=bootstrap_mean_diff_ci(diffs),
     )
+
+
+def _agreement(pair: PairOutcome) -> PairKind:
+    """A complete pair's kind by its lanes alone, valid or not."""
+    if pair.baseline.passed == pair.mcp.passed:
+        return PairKind.BOTH_PASS if pair.mcp.passed else PairKind.BOTH_FAIL
+    return PairKind.MCP_ONLY if pair.mcp.passed else PairKind.BASELINE_ONLY
 
 
 def by_suite(pairs: Iterable[PairOutcome]) -> dict[str, list[PairOutcome]]:
@@ -191,12 +220,13 @@ _REPORT_RANK = {
     PairKind.BASELINE_ONLY: 1,
     PairKind.BOTH_PASS: 2,
     PairKind.BOTH_FAIL: 2,
-    PairKind.INCOMPLETE: 3,
+    PairKind.INVALID: 3,
+    PairKind.INCOMPLETE: 4,
 }
 
 
 def order_for_report(pairs: Iterable[PairOutcome]) -> list[PairOutcome]:
-    """MCP-only wins, regressions, agreeing pairs, then errored or incomplete; run order within each."""
+    """MCP-only wins, regressions, agreeing pairs, invalid, then errored or incomplete; run order within."""
     return sorted(pairs, key=lambda p: _REPORT_RANK[p.kind])
 
 

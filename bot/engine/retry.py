@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from bot.csb.verdicts.fingerprints import API_RATE_LIMIT
 from bot.domain.outcome import LaneStatus, TrialOutcome
 
 STOP_TIMEOUT = "timeout"
@@ -15,6 +16,9 @@ _RATE_LIMIT = re.compile(r"rate[ _-]?limit|(?<![\d.])429(?!\d)|overloaded", re.I
 
 def is_rate_limit(outcome: TrialOutcome) -> bool:
     """An infrastructure failure caused by the account's API limits: the account should rest."""
+    fingerprint = outcome.verdict.fingerprint if outcome.verdict else None
+    if fingerprint is not None and fingerprint.id == API_RATE_LIMIT:
+        return outcome.infra
     return outcome.infra and bool(_RATE_LIMIT.search(outcome.reason or ""))
 
 

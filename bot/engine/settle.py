@@ -18,8 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.backoff import backoff
+from bot.domain.causes import CauseGroup, group_causes, lane_cause
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
+from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
 from bot.engine.retry import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
@@ -79,7 +81,12 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
     settled = [ending for ending in finals if ending.lane.id in moved]
     for ending in endings:
         if ending.retry_at is not None and await lanes.requeue_lane(
-            session, ending.lane.id or 0, not_before=ending.retry_at, reason=ending.retry_reason, infra=True
+            session,
+            ending.lane.id or 0,
+            not_before=ending.retry_at,
+            reason=ending.retry_reason,
+            infra=True,
+            verdict=ending.outcome.verdict,
         ):
             settled.append(ending)
     for ending in settled:
@@ -100,11 +107,17 @@ async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, 
             await runs.count_attempts(session, run_id, attempts=len(ran), infra=infra)
         await outbox.redraw_run(session, run_id, now)
         if infra:
-            await pause_if_failing(session, run_id, now, config)
+            batch = [e for e in ran if e.outcome.infra]
+            await pause_if_failing(session, run_id, now, config, batch=batch)
 
 
-async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, config: EngineConfig) -> bool:
-    """Pause a running run whose infrastructure failure rate passed the threshold; True if it did."""
+async def pause_if_failing(
+    session: AsyncSession, run_id: int, now: datetime, config: EngineConfig, *, batch: Sequence[Ending] = ()
+) -> bool:
+    """Pause a running run whose infrastructure failure rate passed the threshold; True if it did.
+
+    The pause names the causes of its infrastructure failures (CSB's fingerprints, with the catalog's
+    advice), from this batch and the verdicts kept on the lanes that failed before."""
     row = (
         await session.execute(
             select(col(Run.state), col(Run.attempts_done), col(Run.infra_failures)).where(
@@ -123,18 +136,44 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
         # Nothing left to hold back: the run finishes as its last lanes end, and a thread saying
         # "paused, resume it" above a card saying "Finished" would be false.
         return False
+    groups = await _infra_causes(session, run_id, batch)
     reason = f"{failures} of {plural(attempts, 'lane attempt')} failed on infrastructure"
+    if groups:
+        reason += ": " + ", ".join(f"{group.cause.id} ×{len(group.lanes)}" for group in groups)
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
     ):
         return False
-    text = (
-        f":pause_button: Run #{run_id} is paused: {reason} (threshold "
-        f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts. "
-        f"Check the accounts and Daytona, then `/csb resume {run_id}` (or cancel it)."
+    advice = [
+        f"• `{group.cause.id}` ({group.cause.fingerprint.label}): {group.cause.fingerprint.advice}"
+        for group in groups
+        if group.cause.fingerprint is not None
+    ]
+    text = "\n".join(
+        [
+            f":pause_button: Run #{run_id} is paused: {reason} (threshold "
+            f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts.",
+            *advice,
+            f"Fix the cause, then `/csb resume {run_id}` (or cancel it).",
+        ]
     )
     await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
     return True
+
+
+async def _infra_causes(session: AsyncSession, run_id: int, batch: Sequence[Ending]) -> list[CauseGroup]:
+    """The causes of a run's infrastructure failures: this batch's, and those kept on lanes retried before."""
+    items = {e.lane.id: (e.lane.task_id, e.lane.role, e.outcome.verdict) for e in batch}
+    rows = await session.execute(
+        select(col(Lane.id), col(Lane.task_id), col(Lane.role), col(Lane.verdict_json)).where(
+            col(Lane.run_id) == run_id, col(Lane.infra_failures) > 0
+        )
+    )
+    for lane_id, task_id, role, verdict_json in rows.all():
+        items.setdefault(lane_id, (task_id, role, stored_verdict(verdict_json)))
+    return group_causes(
+        (f"{task}/{role}", lane_cause(LaneStatus.ERRORED, verdict)) for task, role, verdict in items.values()
+    )
 
 
 async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:

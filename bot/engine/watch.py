@@ -189,6 +189,7 @@ class Watcher:
             timeout=timedelta(seconds=lane.timeout_sec),
             log_path=self._executor.log_path(lane),
             job_dir=job_dir if own_job else None,
+            config=lane.config,
         )
         if exit_code is not None and lane.marker:
             remove_copy(copy_path(lane.role, lane.config, lane.task_id, lane.marker))

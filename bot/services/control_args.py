@@ -5,16 +5,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.csb.verdicts import CATALOG, IDS
+from bot.csb.verdicts.fingerprints import RESULT_JSON_CORRUPT
+from bot.domain.causes import OTHER_CATEGORY, OtherCause
 from bot.domain.errors import UserInputError
 from bot.domain.limits import REASON_CHARS, RUN_NUMBER_DIGITS
 from bot.domain.outcome import LaneStatus
+from bot.domain.verdict import Category
 
 RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
 CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
 RESUME_USAGE = "/csb resume <run>"
 STATUS_USAGE = "/csb status [run]"
 AUDIT_USAGE = "/csb audit <run>"
-RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout]"
+RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout|<fingerprint>,…|invalid]"
+INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
+# What `--only` may name besides statuses: CSB's fingerprint ids and the bot's other causes (`zero_token`, …).
+CAUSE_IDS = (*IDS, *(cause.value for cause in OtherCause))
+# The causes a rerun as is can fix (category A): what the report's Rerun button reruns, never B, C or D.
+CATEGORY_A = frozenset(
+    [entry.id for entry in CATALOG if entry.category is Category.A]
+    + [RESULT_JSON_CORRUPT]
+    + [cause.value for cause, category in OTHER_CATEGORY.items() if category is Category.A]
+)
 _RUN_NUMBER = re.compile(r"#?[0-9]+")  # ASCII digits: `str.isdigit` accepts `²`, which int() refuses
 _SHOWN = 40
 
@@ -28,8 +41,13 @@ class CancelArgs:
 
 @dataclass(frozen=True)
 class RerunArgs:
+    """The tasks to rerun: a lane ending in one of `only`, a lane whose cause is one of `causes` (as CSB's
+    `rerun_failed.py --filter`), or, with `invalid`, a pair CSB's rules did not count."""
+
     run_id: int
     only: frozenset[LaneStatus]
+    causes: frozenset[str] = frozenset()
+    invalid: bool = False
 
 
 def parse_cancel_args(text: str) -> CancelArgs:
@@ -66,7 +84,7 @@ def parse_resume_args(text: str) -> int:
 
 
 def parse_rerun_args(text: str) -> RerunArgs:
-    """`<run> [--only failed,errored,timeout]`; all three when --only is not given."""
+    """`<run> [--only …]`: statuses, causes and `invalid`, mixed; without --only, the three statuses."""
     words = text.replace("=", " ").split()
     if not words:
         raise UserInputError("which run? give its number", hint=RERUN_USAGE)
@@ -78,12 +96,19 @@ def parse_rerun_args(text: str) -> RerunArgs:
         raise UserInputError(f"unexpected `{_show(' '.join(rest))}`", hint=RERUN_USAGE)
     valid = {status.value: status for status in RERUNNABLE}
     picked = [part.strip().lower() for part in rest[1].split(",") if part.strip()]
-    wrong = [part for part in picked if part not in valid]
+    wrong = [part for part in picked if part not in valid and part not in CAUSE_IDS and part != INVALID]
     if wrong or not picked:
         raise UserInputError(
-            f"`--only` takes {', '.join(valid)} (comma separated); got `{_show(rest[1])}`", hint=RERUN_USAGE
+            f"`--only` takes {', '.join(valid)}, `{INVALID}` or a cause: {', '.join(CAUSE_IDS)} "
+            f"(comma separated); got `{_show(rest[1])}`",
+            hint=RERUN_USAGE,
         )
-    return RerunArgs(run_id=run_id, only=frozenset(valid[part] for part in picked))
+    return RerunArgs(
+        run_id=run_id,
+        only=frozenset(valid[part] for part in picked if part in valid),
+        causes=frozenset(part for part in picked if part in CAUSE_IDS),
+        invalid=INVALID in picked,
+    )
 
 
 def parse_run_id(word: str, usage: str) -> int:

@@ -18,15 +18,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.command import run_folder_names
 from bot.csb.paths import lane_path
+from bot.domain.causes import pair_causes
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.integrity import pair_invalidity
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import CANCELLABLE_RUN_STATES, UNSTOPPED_RUN_STATES, RequestState, RunState
+from bot.domain.verdict import LaneVerdict, stored_verdict
 from bot.domain.words import agree, plural
-from bot.services.control_args import CANCEL_USAGE, STATUS_USAGE, check_reason
+from bot.services.control_args import CANCEL_USAGE, INVALID, STATUS_USAGE, check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
@@ -161,9 +164,12 @@ class RunControlService:
         only: Collection[LaneStatus],
         channel_id: str,
         response_url: str | None,
+        causes: Collection[str] = (),
+        invalid: bool = False,
         trigger_id: str | None = None,
     ) -> int:
-        """A new request over the tasks with a lane in `only`, linked to the run; returns its id.
+        """A new request over the tasks with a lane in `only`, a lane whose cause is in `causes`, or (with
+        `invalid`) a pair CSB's rules did not count; linked to the run; returns its id.
 
         The command (or click) Slack delivered again, or anyone sent again with its signed body, carries
         the same `trigger_id` and gets the request the first one made, as `/csb run` does: one card."""
@@ -173,11 +179,12 @@ class RunControlService:
             raise UserInputError(
                 f"run #{run_id} is still {run.state.value}; rerun its failures once it has ended"
             )
-        chosen = _rerun_lanes(lanes, only)
+        picked = sorted({status.value for status in only} | set(causes) | ({INVALID} if invalid else set()))
+        chosen = _rerun_lanes(lanes, only, frozenset(causes), invalid)
         if not chosen:
-            kinds = ", ".join(sorted(status.value for status in only))
+            kinds = ", ".join(picked)
             raise UserInputError(f"run #{run_id} has no task with a lane {kinds}; nothing to rerun")
-        selection = await asyncio.to_thread(self._write_selection, run, chosen, only)
+        selection = await asyncio.to_thread(self._write_selection, run, chosen, picked)
         params = RunSpec.model_validate_json(request.spec_json).params.model_copy(
             update={"suite": None, "suite_file": None, "selection_file": selection, "dry_run": False}
         )
@@ -209,15 +216,15 @@ class RunControlService:
                 reason=f"request #{new_id} over {plural(tasks, 'task')}",
             )
 
-    def _write_selection(self, run: Run, lanes: list[Lane], only: Collection[LaneStatus]) -> str:
+    def _write_selection(self, run: Run, lanes: list[Lane], picked: list[str]) -> str:
         """A CSB selection file of the chosen tasks, beside the run's lane folders (CSB can run it too)."""
-        kinds = "-".join(sorted(status.value for status in only))
+        kinds = "-".join(picked)
         rel = PurePosixPath(lanes[0].jobs_dir).parent / f"rerun_{kinds}.json"
         entries = [
             {"task_id": lane.task_id, "benchmark": lane.suite, "task_dir": _task_dir(lane.task_path)}
             for lane in lanes
         ]
-        data = {"metadata": {"rerun_of": run.id, "statuses": sorted(status.value for status in only)}}
+        data = {"metadata": {"rerun_of": run.id, "statuses": picked}}
         path = lane_path(self._repo, lanes[0].jobs_dir, rel)  # inside the run's folder, resolved
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**data, "tasks": entries}, indent=2) + "\n")
@@ -269,13 +276,35 @@ def _not_a_run(number: int, request: RunRequest | None) -> UserInputError:
 STOP_REASON_SHOWN = 1500  # in the thread; the audit trail keeps the reason whole
 
 
-def _rerun_lanes(lanes: list[Lane], only: Collection[LaneStatus]) -> list[Lane]:
-    """One lane per task that had a lane ending in `only`, in the run's task order."""
-    chosen: dict[int, Lane] = {}
+def _rerun_lanes(
+    lanes: list[Lane],
+    only: Collection[LaneStatus],
+    causes: frozenset[str] = frozenset(),
+    invalid: bool = False,
+) -> list[Lane]:
+    """One lane per task that had a lane ending in `only` or failing of one of `causes` (the stored
+    verdicts' causes, `bot.domain.causes`), or whose pair CSB's rules did not count; in task order."""
+    pairs: dict[int, list[Lane]] = {}
     for lane in lanes:
-        if lane.state in only and lane.pair_index not in chosen:
-            chosen[lane.pair_index] = lane
-    return [chosen[index] for index in sorted(chosen)]
+        pairs.setdefault(lane.pair_index, []).append(lane)
+    chosen: list[Lane] = []
+    for index in sorted(pairs):
+        pair = pairs[index]
+        ends = {lane.role: (lane.state, stored_verdict(lane.verdict_json)) for lane in pair}
+        lane_causes = {cause.id for _, cause in pair_causes(pair[0].task_id, ends) if cause is not None}
+        by_status = any(lane.state in only for lane in pair)
+        if by_status or lane_causes & causes or (invalid and _not_counted(ends)):
+            chosen.append(next((lane for lane in pair if lane.state in only), pair[0]))
+    return chosen
+
+
+def _not_counted(ends: dict[str, tuple[LaneStatus, LaneVerdict | None]]) -> bool:
+    """A complete pair that CSB's curation rules leave out of the statistics."""
+    scored = (LaneStatus.PASSED, LaneStatus.FAILED)
+    if len(ends) < 2 or any(state not in scored for state, _ in ends.values()):
+        return False
+    baseline, mcp = ends.get("baseline"), ends.get("mcp")
+    return bool(pair_invalidity(baseline[1] if baseline else None, mcp[1] if mcp else None))
 
 
 def _task_dir(task_path: str) -> str:

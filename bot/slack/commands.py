@@ -158,6 +158,8 @@ class CommandRouter:
             channel_id=command.channel_id,
             response_url=command.response_url,
             trigger_id=command.trigger_id,
+            causes=parsed.causes,
+            invalid=parsed.invalid,
         )
         return None  # the new request's card in the channel is the answer
 

@@ -10,9 +10,11 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
 from bot.services.checks import RequestChecks
 from bot.slack.views import CardView
@@ -96,7 +98,19 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         stopped_by=run.stopped_by,
         stop_reason=run.stop_reason,
         paused_reason=run.paused_reason,
+        causes=_causes(pairs),
     )
+
+
+def _causes(pairs: dict[int, list[Lane]]) -> tuple[CauseGroup, ...]:
+    """The ended lanes' failures by cause, from the verdicts stored when they ended."""
+    items = []
+    for _, pair in sorted(pairs.items()):
+        ended = {
+            lane.role: (lane.state, stored_verdict(lane.verdict_json)) for lane in pair if lane.state.is_final
+        }
+        items += pair_causes(pair[0].task_id, ended)
+    return tuple(group_causes(items))
 
 
 def _ran_to_the_end(lane: Lane) -> bool:

@@ -1,4 +1,6 @@
-"""Gather a finished run for its report: lane rows from the database, usage from the trial files."""
+"""Gather a finished run for its report: lane rows from the database, with CSB's verdicts stored when each
+lane ended (tokens and cost as CSB's cost_report.py takes them); a lane that ended before verdicts were
+kept reads its usage from its trial file, as the report did then."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole, Mode, RunSpec
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairOutcome
+from bot.domain.verdict import stored_verdict
 from bot.slack.views.report import ReportView
 from bot.store.models import Lane, Run, RunRequest
 
@@ -51,6 +54,17 @@ def _pair(repo: Path, by_role: dict[str, Lane]) -> PairOutcome:
 def _result(repo: Path, lane: Lane | None) -> LaneResult:
     if lane is None:
         return _ABSENT
+    verdict = stored_verdict(lane.verdict_json)
+    if verdict is not None:
+        return LaneResult(
+            status=lane.state,
+            reward=lane.reward,
+            input_tokens=verdict.tokens.input,
+            output_tokens=verdict.tokens.output,
+            cost_usd=verdict.cost_usd,
+            reason=lane_reason(lane),
+            verdict=verdict,
+        )
     usage: dict[str, int | float] = {}
     job = job_name(lane.run_id, lane.id or 0, lane.attempt)
     trial = attempt_trial(repo / lane.jobs_dir, job, lane.task_id)

@@ -22,6 +22,7 @@ from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import RunState
+from bot.domain.verdict import LaneVerdict
 from bot.store.models import Lane, Run
 from bot.store.narrow import rowcount, table_of
 
@@ -211,6 +212,7 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
             "b_exception_type": end.outcome.exception_type,
             "b_reason": end.outcome.reason,
             "b_exit_code": end.exit_code,
+            **{f"b_{name}": value for name, value in verdict_columns(end.outcome.verdict).items()},
         }
         for end in ends
         if end.lane_id in moved
@@ -220,18 +222,58 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
     return {row["b_id"] for row in rows}
 
 
+def verdict_columns(verdict: LaneVerdict | None) -> dict[str, Any]:
+    """The lane columns a verdict fills (all None without one): what is counted, and the whole record."""
+    if verdict is None:
+        return dict.fromkeys(VERDICT_COLUMNS)
+    return {
+        "manifest_status": verdict.manifest_status.value,
+        "status_tool": verdict.status_tool.value,
+        "fingerprint": verdict.fingerprint.id if verdict.fingerprint else None,
+        "mcp_calls": verdict.mcp_calls,
+        "contaminated": verdict.contaminated,
+        "input_tokens": verdict.tokens.input,
+        "output_tokens": verdict.tokens.output,
+        "cache_write_tokens": verdict.tokens.cache_write,
+        "cache_read_tokens": verdict.tokens.cache_read,
+        "cost_usd": verdict.cost_usd,
+        "verdict_json": verdict.model_dump_json(),
+    }
+
+
+VERDICT_COLUMNS = (
+    "manifest_status",
+    "status_tool",
+    "fingerprint",
+    "mcp_calls",
+    "contaminated",
+    "input_tokens",
+    "output_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "cost_usd",
+    "verdict_json",
+)
 _FINISH = _guarded(LaneStatus.RUNNING).values(
     {
         name: _column_param(f"b_{name}", name)
-        for name in ("state", "reward", "exception_type", "reason", "exit_code")
+        for name in ("state", "reward", "exception_type", "reason", "exit_code", *VERDICT_COLUMNS)
     }
 )
 
 
 async def requeue_lane(
-    session: AsyncSession, lane_id: int, *, not_before: datetime | None, reason: str | None, infra: bool
+    session: AsyncSession,
+    lane_id: int,
+    *,
+    not_before: datetime | None,
+    reason: str | None,
+    infra: bool,
+    verdict: LaneVerdict | None = None,
 ) -> bool:
-    """Running → queued again: an infrastructure failure to retry, or a process lost across a restart."""
+    """Running → queued again: an infrastructure failure to retry, or a process lost across a restart.
+
+    The failed attempt's verdicts are kept until the next attempt ends (a pause names their causes)."""
     result = await session.execute(
         _update(Lane)
         .where(col(Lane.id) == lane_id, col(Lane.state) == LaneStatus.RUNNING)
@@ -245,6 +287,7 @@ async def requeue_lane(
             stop_kind=None,
             stop_sent_at=None,
             killed_at=None,
+            **verdict_columns(verdict),
         )
     )
     return rowcount(result) == 1

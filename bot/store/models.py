@@ -141,6 +141,18 @@ class Lane(SQLModel, table=True):
     stop_kind: str | None = None  # "timeout" or "cancel" once the engine has sent SIGINT
     stop_sent_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     killed_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    # CSB's verdicts on the trial, stored when the lane ends (None: no trial, or ended before they were kept).
+    manifest_status: str | None = None
+    status_tool: str | None = None
+    fingerprint: str | None = None
+    mcp_calls: int | None = None  # None: unknown (no transcript, trajectory or task_metrics), not zero
+    contaminated: bool | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cost_usd: float | None = None
+    verdict_json: str | None = None  # the whole `LaneVerdict`: flags, advice, what could not be read
 
 
 class Account(SQLModel, table=True):

@@ -10,7 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.limits import REASON_CHARS
-from bot.services.control_args import RERUNNABLE
+from bot.services.control_args import CATEGORY_A
 from bot.services.replays import ReplayGuard
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
@@ -112,7 +112,8 @@ class RunControlClicks:
             await self._replies.ephemeral_in_card(request_id_of(form.run_id), form.user_id, describe(exc))
 
     async def rerun_failed(self, click: ButtonClick) -> None:
-        """A new request over the run's failed, errored and timed-out tasks; its card is the answer."""
+        """A new request over the run's tasks whose lanes failed of a cause a rerun as is can fix (CSB's
+        category A: rate limits, expired tokens, lost trials, …); its card is the answer."""
         if not await self._first_time(click):
             return
         await answering(
@@ -125,7 +126,8 @@ class RunControlClicks:
         await self._control.rerun(
             click.row_id,
             actor,
-            only=RERUNNABLE,
+            only=(),
+            causes=CATEGORY_A,
             channel_id=click.channel_id or "",
             response_url=click.response_url,
             trigger_id=click.trigger_id,

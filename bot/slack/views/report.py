@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole
 from bot.domain.stats import (
@@ -40,8 +41,11 @@ from bot.domain.stats import (
     order_for_report,
     summarize,
 )
+from bot.domain.verdict import Category
 from bot.slack.ids import ActionId
+from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
+from bot.slack.views.integrity import integrity_lines, invalidity_words
 
 MAX_BLOCKS = 50
 MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
@@ -52,8 +56,10 @@ PAIRED_GROUPS = (
     ((PairKind.MCP_ONLY,), "MCP-only wins"),
     ((PairKind.BASELINE_ONLY,), "Regressions (baseline only)"),
     ((PairKind.BOTH_PASS, PairKind.BOTH_FAIL), "Both lanes agree"),
+    ((PairKind.INVALID,), "Not results by CSB's rules — excluded from the statistics"),
     ((PairKind.INCOMPLETE,), "Errored or incomplete — excluded from the statistics"),
 )
+CAUSES_SHOWN = 8  # the largest groups; every lane's cause is in the CSV
 REASON_SHOWN = 300  # an errored lane's reason in a task line; the CSV has it whole
 _TRAILER_CHARS = 80  # room kept for the "… N more tasks" line
 
@@ -84,7 +90,11 @@ class ReportMessage:
 
 def paired_report(view: ReportView) -> ReportMessage:
     overall = None if view.single_lane else summarize(view.pairs)
-    head = [*_heading(view), *_statistics(view, overall), DividerBlock()]
+    curation = integrity_lines(view.pairs, overall, summarize(view.pairs, curated=False)) if overall else []
+    causes = cause_lines(failure_causes(view), limit=CAUSES_SHOWN)
+    if causes:
+        curation += ["*Failures by cause*", *causes]
+    head = [*_heading(view), *_statistics(view, overall, curation), DividerBlock()]
     blocks_left = MAX_BLOCKS - len(head) - 1
     chars_left = MAX_BLOCK_CHARS - _chars(head) - _TRAILER_CHARS
     groups = [
@@ -98,6 +108,16 @@ def paired_report(view: ReportView) -> ReportMessage:
     return ReportMessage(blocks=blocks, text=_fallback_text(view, overall), csv_needed=hidden > 0)
 
 
+def failure_causes(view: ReportView) -> list[CauseGroup]:
+    """The run's errored, timed-out and not-counted lanes, grouped by cause (the CSV and Rerun use it too)."""
+    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
+    items = []
+    for pair in view.pairs:
+        lanes = {role.value: (_lane(pair, role).status, _lane(pair, role).verdict) for role in roles}
+        items += pair_causes(pair.task_id, lanes)
+    return group_causes(items)
+
+
 def task_order(view: ReportView) -> list[PairOutcome]:
     """The pairs in the order the report lists them (the CSV uses it too)."""
     return [pair for _, pairs in _task_groups(view) for pair in pairs]
@@ -106,7 +126,10 @@ def task_order(view: ReportView) -> list[PairOutcome]:
 def task_line(pair: PairOutcome, single_lane: LaneRole | None) -> str:
     roles = (single_lane,) if single_lane else (LaneRole.BASELINE, LaneRole.MCP)
     parts = [_lane_words(role, _lane(pair, role)) for role in roles]
-    return f"{code(pair.task_id, 150)}  " + " · ".join(parts)
+    line = f"{code(pair.task_id, 150)}  " + " · ".join(parts)
+    if not single_lane and pair.kind is PairKind.INVALID:
+        line += f" — {invalidity_words(pair)}"
+    return line
 
 
 def _heading(view: ReportView) -> list[Block]:
@@ -131,12 +154,14 @@ def _heading(view: ReportView) -> list[Block]:
     return blocks
 
 
-def _statistics(view: ReportView, overall: PairedSummary | None) -> list[Block]:
+def _statistics(view: ReportView, overall: PairedSummary | None, curation: list[str]) -> list[Block]:
     if overall is None:
         text = _lane_text(view, "*Overall*", view.pairs)
     else:
         text = _paired_text("*Overall*", overall)
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)))]
+    if curation:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip("\n".join(curation), SECTION_LIMIT))))
     suites = by_suite(view.pairs)
     if len(suites) < 2:
         return blocks
@@ -156,6 +181,8 @@ def _paired_text(label: str, s: PairedSummary) -> str:
     head = f"{label} · {s.n} complete {_pairs(s.n)}"
     if s.excluded:
         head += f" · {s.excluded} errored or incomplete, excluded"
+    if s.invalid:
+        head += f" · {s.invalid} not results by CSB's rules, excluded"
     if not s.n or s.diff_pts is None:
         return f"{head}\nNo complete pairs, so no statistics."
     return "\n".join(
@@ -175,8 +202,8 @@ def _paired_text(label: str, s: PairedSummary) -> str:
 def _suite_text(suite: str, s: PairedSummary) -> str:
     """The overall statistics in fewer words, so all 20 suites of csb-v2-dual264 fit beside the tasks."""
     head = f"*{code(suite, 100)}* · {s.n} {_pairs(s.n)}"
-    if s.excluded:
-        head += f" ({s.excluded} excluded)"
+    if s.excluded or s.invalid:
+        head += f" ({s.excluded + s.invalid} excluded)"
     if not s.n or s.diff_pts is None:
         return f"{head} · no statistics"
     b, m = s.baseline, s.mcp
@@ -344,15 +371,15 @@ def _tasks(n: int) -> str:
 
 
 def rerun_button(view: ReportView) -> list[Block]:
-    """`Rerun failed` under the report, when some task has a lane that failed, errored or timed out."""
+    """`Rerun failed` under the report, when some lane failed of a cause a rerun as is can fix (CSB's
+    category A); the click reruns those tasks alone, never a genuine failure (D) or one whose setup or
+    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed)."""
     button = _rerun_element(view)
     return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])] if button else []
 
 
 def _rerun_element(view: ReportView) -> ButtonElement | None:
-    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
-    rerunnable = {LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT}
-    if not any(_lane(pair, role).status in rerunnable for pair in view.pairs for role in roles):
+    if not any(group.cause.category is Category.A for group in failure_causes(view)):
         return None
     return ButtonElement(text="Rerun failed", action_id=ActionId.RERUN_FAILED, value=str(view.run_id))
 

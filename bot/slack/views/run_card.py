@@ -7,10 +7,12 @@ from datetime import datetime, timedelta
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, MarkdownTextObject, SectionBlock
 
+from bot.domain.causes import CauseGroup
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import CANCELLABLE_RUN_STATES, RUN_STATES_WITH_ETA, STOPPING_RUN_STATES, RunState
 from bot.domain.words import plural
 from bot.slack.ids import ActionId
+from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import SECTION_LIMIT, clip, shown, user
 
 BAR_WIDTH = 20
@@ -39,6 +41,10 @@ class RunCardView:
     stopped_by: str | None = None
     stop_reason: str | None = None
     paused_reason: str | None = None
+    causes: tuple[CauseGroup, ...] = ()  # the ended lanes' failures, grouped by cause
+
+
+CAUSES_SHOWN = 5
 
 
 def run_blocks(run: RunCardView) -> list[Block]:
@@ -47,6 +53,8 @@ def run_blocks(run: RunCardView) -> list[Block]:
     timing = _timing(run)
     if timing:
         lines.append(timing)
+    if run.causes:
+        lines += ["*Failures by cause*", *cause_lines(run.causes, limit=CAUSES_SHOWN)]
     text = clip("\n".join(lines), SECTION_LIMIT)
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text))]
     if run.state in CANCELLABLE_RUN_STATES:
