@@ -91,7 +91,7 @@ def test_the_statistics_count_valid_pairs_only_and_say_what_they_would_be_with_t
 
 
 def test_the_report_lists_the_removed_pairs_with_their_rule_and_the_headline_with_them_counted() -> None:
-    view = ReportView(run_id=7, output_dir="runs/staging/x", title="fix", model="m", pairs=_pairs())
+    view = ReportView(run_id=7, output_dirs=("runs/staging/x",), title="fix", model="m", pairs=_pairs())
     text = "\n".join(block.to_dict().get("text", {}).get("text", "") for block in paired_report(view).blocks)
     assert "3 complete pairs · 3 not results by CSB's rules, excluded" in text
     assert (
@@ -119,7 +119,7 @@ def test_the_report_lists_the_removed_pairs_with_their_rule_and_the_headline_wit
 
 
 def test_a_report_without_invalid_pairs_says_nothing_of_them() -> None:
-    view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=_pairs()[:3])
+    view = ReportView(run_id=7, output_dirs=("runs/x",), title="fix", model="m", pairs=_pairs()[:3])
     text = str([block.to_dict() for block in paired_report(view).blocks])
     assert "CSB's rules" not in text and "With them counted" not in text
 
@@ -159,7 +159,7 @@ def test_failures_are_grouped_by_cause_with_csbs_advice_and_category() -> None:
             _lane(_verdict(MCP), True),
         ),
     ]
-    view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=pairs)
+    view = ReportView(run_id=7, output_dirs=("runs/x",), title="fix", model="m", pairs=pairs)
     groups = failure_causes(view)
     assert [(g.cause.id, g.cause.category, g.lanes) for g in groups] == [
         ("api_rate_limit", Category.A, ("rl-1/baseline", "rl-2/mcp")),
@@ -188,7 +188,7 @@ def test_the_csv_carries_every_verdict_and_whether_the_pair_counted() -> None:
         *_pairs(),
         PairOutcome("rl-1", "s", _failed_with(BL, limited), _lane(_verdict(MCP, mcp_calls=3), True)),
     ]
-    view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=pairs)
+    view = ReportView(run_id=7, output_dirs=("runs/x",), title="fix", model="m", pairs=pairs)
     rows = {row["task_id"]: row for row in csv.DictReader(io.StringIO(report_csv(view)))}
     assert rows["valid-1"]["pair_counted"] == "yes" and rows["valid-1"]["pair_invalid"] == ""
     assert rows["valid-1"]["mcp_mcp_calls"] == "7" and rows["valid-3"]["mcp_mcp_calls"] == ""
@@ -215,7 +215,7 @@ def test_the_rerun_button_is_offered_for_category_a_failures_only() -> None:
     broken = PairOutcome("d", "s", _failed_with(BL, docker), _lane(_verdict(MCP, mcp_calls=2), True))
 
     def offered(*pairs: PairOutcome) -> bool:
-        view = ReportView(run_id=7, output_dir="runs/x", title="fix", model="m", pairs=pairs)
+        view = ReportView(run_id=7, output_dirs=("runs/x",), title="fix", model="m", pairs=pairs)
         return bool(rerun_button(view))
 
     assert not offered(genuine) and not offered(genuine, timed_out)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.csb.json_file import MIB, UnreadableJson, read_json
+from bot.csb.regular_file import open_regular
 
 LINE_LIMIT = 512_000  # audit_traces.py cuts every transcript line here
 TRANSCRIPT_LIMIT = 256 * MIB  # a transcript is read up to here; past it the lane is judged on the start
@@ -87,7 +88,7 @@ def transcript_blocks(
     not per line, so a 200 MB transcript costs well under a second of CPU.
     """
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)  # a FIFO or a device is never read
     except FileNotFoundError:
         return None
     except OSError as exc:
