@@ -112,7 +112,10 @@ class ExecutorSection(BaseModel):
         rest: dict[str, Any] = {}
         for key, value in data.items():
             prefix, _, field = key.partition("_")
-            if key in EXECUTORS and isinstance(value, dict):
+            if key == cls.TABLES and isinstance(value, dict):  # already by kind (a dumped section)
+                for kind, table in value.items():
+                    tables.setdefault(kind, {}).update(table)
+            elif key in EXECUTORS and isinstance(value, dict):
                 tables.setdefault(key, {}).update(value)
             elif prefix in EXECUTORS and field:
                 tables.setdefault(prefix, {}).setdefault(field, value)
@@ -120,7 +123,10 @@ class ExecutorSection(BaseModel):
                 rest[key] = value  # `kind`, or a key the section refuses
         return rest | {cls.TABLES: {kind: values | {"kind": kind} for kind, values in tables.items()}}
 
-    _known_kind = field_validator("kind")(lambda kind: _executor_kind(kind))
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        return _executor_kind(kind)
 
 
 def _executor_kind(kind: str) -> str:
@@ -214,9 +220,10 @@ class Settings(DatabaseSettings):
         """`CSB_EXECUTOR=` means unset, as for every variable: the config file's choice, else local."""
         return None if isinstance(kind, str) and not kind.strip() else kind
 
-    _known_executor = field_validator("csb_executor")(
-        lambda kind: None if kind is None else _executor_kind(kind)
-    )
+    @field_validator("csb_executor")
+    @classmethod
+    def _known_executor(cls, kind: str | None) -> str | None:
+        return None if kind is None else _executor_kind(kind)
 
     @model_validator(mode="before")
     @classmethod

@@ -210,8 +210,11 @@ class LocalExecutor:
             return self._procs[lane_id].pid
         return self._attached.get(lane_id)
 
+    # Waiting for lanes (`wait_all`, `wait_any`, `running_count`) is no part of the `Executor` seam: the
+    # engine never waits. Tests and benchmarks wait, through their own `Waitable`.
+
     async def wait_all(self) -> None:
-        """Wait until every started process has exited (tests and shutdown)."""
+        """Wait until every started process has exited (the end of a test or benchmark)."""
         if self._pending:
             await asyncio.gather(*list(self._pending.values()))
 

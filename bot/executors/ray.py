@@ -375,6 +375,9 @@ class RayExecutor:
         self._unsent.pop(lane_id, None)
         self._logs.pop(lane_id, None)
 
+    # Waiting for lanes (`running_count`, `wait_any`, `wait_all`) is no part of the `Executor` seam: the
+    # engine never waits. Tests and benchmarks wait, through their own `Waitable`.
+
     @property
     def running_count(self) -> int:
         return sum(1 for lane_id in self._jobs if lane_id not in self._ended)
