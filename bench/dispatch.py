@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and benchmarks
 
 from idle import run_until_idle  # noqa: E402
+from lane_waits import wait_all  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.child_env import child_environ  # noqa: E402
@@ -245,7 +246,7 @@ async def engine_process(url: str, root: Path, harbor: Path) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), config.tick_seconds)
     await engine.shutdown()
-    await engine.executor.wait_all()
+    await wait_all(engine.executor)
     await store.close()
 
 

@@ -42,14 +42,15 @@ from bot.csb.command import LaunchConfig, job_name, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.engine import build_engine  # noqa: E402
-from bot.settings import EngineConfig, ExecutorChoice  # noqa: E402
+from bot.executors.ray_settings import RaySettings  # noqa: E402
+from bot.settings import EngineConfig  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
 
 TASKS = 8
 PARALLEL = 4
 SLEEP = "5"
-POLL = 0.2  # the Ray executor's own listing pace (`ray_executor.POLL_SEC`)
+POLL = 0.2  # the Ray executor's own listing pace (`bot.executors.ray.POLL_SEC`)
 
 # Writes when it started (epoch seconds) next to its job folder, sleeps, then writes the trial
 # result.json where Harbor does (argv: run --path P --agent-import-path A --model M --jobs-dir J …).
@@ -97,8 +98,8 @@ async def run_bot(root: Path, repo: Path, harbor: Path, address: str) -> tuple[f
         daytona=False,
     )
     config = EngineConfig(global_slots=PARALLEL)
-    choice = ExecutorChoice(kind="ray", ray_address=address)
-    engine = build_engine(store, launch, config, SystemClock(), eager=False, executor_choice=choice)
+    ray = RaySettings(address=address)
+    engine = build_engine(store, launch, config, SystemClock(), eager=False, executor_settings=ray)
     start = time.time()
     await run_until_idle(engine, store)
     wall = time.time() - start

@@ -57,6 +57,7 @@ from bot.wiring import Bot, build_bot
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and benchmarks
 from engine_kit import kill_all  # noqa: E402
+from lane_waits import running_count, wait_all  # noqa: E402
 
 STANDIN_HARBOR = ROOT / "configs" / "example-bench" / "bin" / "harbor"
 EVAL_MATRIX = ROOT / "configs" / "example-bench" / "configs" / "eval_matrix.json"
@@ -306,9 +307,9 @@ async def run(root: Path, args: argparse.Namespace, standin: SlackStandin) -> Ou
         )
     finally:
         if bot is not None:
-            if bot.engine.executor.running_count:
+            if running_count(bot.engine.executor):
                 await kill_all(bot.engine, bot.store)
-            await bot.engine.executor.wait_all()
+            await wait_all(bot.engine.executor)
             await bot.engine.shutdown()
         if bot_server is not None:
             await bot_server.close()
@@ -332,7 +333,7 @@ async def wait_until_done(bot: Bot, standin: SlackStandin, card_ts: str, deadlin
         posts = [c for c in standin.calls if c.ok and c.method == "chat.postMessage"]
         report = any(_is_report(c, card_ts) for c in posts)
         dm = any(str(c.args.get("channel", "")).startswith("D") for c in posts)
-        idle = bot.engine.executor.running_count == 0
+        idle = running_count(bot.engine.executor) == 0
         pending = await count_outbox(bot, OutboxState.PENDING) if report and dm and idle else None
         settled = settled + 1 if pending == 0 else 0
         if settled >= 2:  # twice in a row, half a second apart: nothing was about to be queued

@@ -11,17 +11,15 @@ from bot.csb.catalog import Catalog
 from bot.csb.harbor_probe import probe_harbor
 from bot.domain.errors import CsbBotError
 from bot.domain.redact import Redactor
-from bot.rayjobs.jobs_api import RayJobsClient, RayJobsError
-from bot.settings import BotConfig, ExecutorChoice, Settings, load_settings
-
-# `check` is run by hand: a head that does not answer in this long is reported as not answering.
-RAY_CHECK_TIMEOUT_SEC = 5.0
+from bot.executors.base import ProbeStatus
+from bot.executors.registry import check_executor
+from bot.settings import BotConfig, Settings, load_settings
 
 
 def run_checks() -> tuple[list[str], list[str]]:
     """The problems (none means ready) and notes on what was found: the Harbor and whether it takes the
-    lane command, and the Ray head when lanes run on Ray. Both are redacted of every secret the bot
-    holds: a probe's output may quote one."""
+    lane command, and what the executor's own check finds (the Ray head, when lanes run on Ray). All
+    are redacted of every secret the bot holds: a probe's output may quote one."""
     try:
         settings = load_settings()
     except CsbBotError as exc:
@@ -47,24 +45,10 @@ def run_checks() -> tuple[list[str], list[str]]:
     except CsbBotError as exc:
         problems.append(str(exc))
     else:
-        if choice.kind == "ray":
-            problem, note = asyncio.run(ray_head_report(choice))
-            problems += [problem] if problem else []
-            notes += [note] if note else []
+        for found in asyncio.run(check_executor(choice)):
+            (problems if found.status is ProbeStatus.FAIL else notes).append(found.message)
     redact = Redactor.from_env(os.environ, settings.secret_values(config))
     return [redact(line) for line in problems], [redact(line) for line in notes]
-
-
-async def ray_head_report(choice: ExecutorChoice) -> tuple[str | None, str | None]:
-    """One line on the Ray head: a problem (it does not answer, or refuses) or a note with its version.
-    The token is sent, never shown."""
-    address = str(choice.ray_address)
-    async with RayJobsClient(address, choice.ray_token, timeout_sec=RAY_CHECK_TIMEOUT_SEC) as ray:
-        try:
-            version = await ray.version()
-        except RayJobsError as exc:
-            return str(exc), None
-    return None, f"Ray head {ray.address} answers: Ray {version.ray_version}"
 
 
 def serve_mode() -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote, urlsplit
 
 from pydantic import (
@@ -17,6 +18,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
@@ -25,6 +27,13 @@ from bot.csb.child_env import ChildEnvConfig, child_environ
 from bot.csb.command import LaunchConfig
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
+from bot.executors.base import ExecutorSettings
+from bot.executors.registry import (
+    EXECUTORS,
+    AnyExecutorSettings,
+    environment_variables,
+    executor_settings,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
@@ -83,63 +92,52 @@ class ServerConfig(BaseModel):
     body_timeout_sec: float = Field(default=15, gt=0)
 
 
-ExecutorKind = Literal["local", "ray"]
-_RAY_ADDRESS_SHAPE = "the head's dashboard URL, e.g. http://ray-head:8265"
-
-
-def _ray_address_shape(address: str | None) -> str | None:
-    """An http(s) URL with a host, without its trailing slash; blank is unset."""
-    if address is None or not address.strip():
-        return None
-    address = address.strip().rstrip("/")
-    parts = urlsplit(address)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL; use {_RAY_ADDRESS_SHAPE}")
-    return address
-
-
-# Ray refuses these as entrypoint_resources: they have entrypoint_num_cpus and its kind.
-# Ray 2.60 reserves these names: a job asking for one of them as a custom resource is failed at once.
-_RAY_BUILTIN_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory", "bundle"})
-
-
-def _ray_resource_name(name: str | None) -> str | None:
-    """A custom resource the cluster's nodes offer (e.g. csb_slot); blank is unset."""
-    if name is None or not name.strip():
-        return None
-    name = name.strip()
-    if name in _RAY_BUILTIN_RESOURCES:
-        raise ValueError(f"{name} is one of Ray's own resources; name a custom one, e.g. csb_slot")
-    return name
-
-
-class ExecutorConfig(BaseModel):
-    """The `[executor]` section: where lanes run. CSB_EXECUTOR, CSB_RAY_ADDRESS and CSB_RAY_TOKEN win."""
+class ExecutorSection(BaseModel):
+    """The `[executor]` section: `kind` picks where lanes run (CSB_EXECUTOR wins over it), and each
+    executor's own settings are its table, `[executor.<kind>]`, checked by that executor's settings
+    model. A flat `<kind>_<key>` (the section's former layout, e.g. `ray_address`) still reads as
+    `<key>` of `[executor.<kind>]`."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: ExecutorKind = "local"
-    ray_address: str | None = None
-    ray_token: SecretStr | None = None
-    ray_lane_resource: str | None = None
-    ray_pending_sec: float = Field(default=300, gt=0)
+    TABLES: ClassVar[str] = "tables"
 
-    _address_shape = field_validator("ray_address")(_ray_address_shape)
-    _resource_name = field_validator("ray_lane_resource")(_ray_resource_name)
+    kind: str = "local"
+    tables: dict[str, AnyExecutorSettings] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tables_by_kind(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        tables: dict[str, dict[str, Any]] = {}
+        rest: dict[str, Any] = {}
+        for key, value in data.items():
+            prefix, _, field = key.partition("_")
+            if key == cls.TABLES and isinstance(value, dict):  # already by kind (a dumped section)
+                for kind, table in value.items():
+                    tables.setdefault(kind, {}).update(table)
+            elif key in EXECUTORS and isinstance(value, dict):
+                tables.setdefault(key, {}).update(value)
+            elif prefix in EXECUTORS and field:
+                tables.setdefault(prefix, {}).setdefault(field, value)
+            else:
+                rest[key] = value  # `kind`, or a key the section refuses
+        return rest | {cls.TABLES: {kind: values | {"kind": kind} for kind, values in tables.items()}}
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        return _executor_kind(kind)
 
 
-class ExecutorChoice(BaseModel):
-    """Where lanes run, the environment and the config file merged: `local`, or `ray` with the head's
-    dashboard URL (always set then), its optional token, the custom resource each lane's job asks one
-    of (None: none), and how long a job may wait PENDING before it counts as an infrastructure failure."""
+def _executor_kind(kind: str) -> str:
+    if kind not in EXECUTORS:
+        raise PydanticCustomError("literal_error", "Input should be {kinds}", {"kinds": _KINDS})
+    return kind
 
-    model_config = ConfigDict(frozen=True)
 
-    kind: ExecutorKind
-    ray_address: str | None = None
-    ray_token: SecretStr | None = None
-    ray_lane_resource: str | None = None
-    ray_pending_sec: float = 300
+_KINDS = " or ".join(f"'{kind}'" for kind in EXECUTORS)
 
 
 class BotConfig(BaseModel):
@@ -147,7 +145,7 @@ class BotConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    executor: ExecutorConfig = ExecutorConfig()
+    executor: ExecutorSection = ExecutorSection()
     engine: EngineConfig = EngineConfig()
     notifier: NotifierConfig = NotifierConfig()
     server: ServerConfig = ServerConfig()
@@ -203,6 +201,9 @@ def _token_kind(value: str) -> str:
     return f"; this one is {kind}" if kind else ""
 
 
+_EXECUTOR_VARIABLES = "executor_variables"  # its errors name their variables themselves
+
+
 class Settings(DatabaseSettings):
     slack_bot_token: SecretStr
     slack_signing_secret: SecretStr
@@ -211,19 +212,44 @@ class Settings(DatabaseSettings):
     csb_repo: Path = EXAMPLE_BENCH
     csb_config: Path = DEFAULT_CONFIG
     csb_harbor: str = "harbor"
-    csb_executor: ExecutorKind | None = None
-    csb_ray_address: str | None = None
-    csb_ray_token: SecretStr | None = None
-    csb_ray_lane_resource: str | None = None
-
-    _ray_address = field_validator("csb_ray_address")(_ray_address_shape)
-    _ray_resource = field_validator("csb_ray_lane_resource")(_ray_resource_name)
+    csb_executor: str | None = None
+    # Each executor's own variables (CSB_RAY_ADDRESS, ...: `ENV` of its settings), checked by its
+    # settings model: kind → field → value, blank ones left out. Not in the repr: a token may be here.
+    executor_variables: dict[str, dict[str, Any]] = Field(default_factory=dict, repr=False)
 
     @field_validator("csb_executor", mode="before")
     @classmethod
     def _blank_executor_is_unset(cls, kind: Any) -> Any:
         """`CSB_EXECUTOR=` means unset, as for every variable: the config file's choice, else local."""
         return None if isinstance(kind, str) and not kind.strip() else kind
+
+    @field_validator("csb_executor")
+    @classmethod
+    def _known_executor(cls, kind: str | None) -> str | None:
+        return None if kind is None else _executor_kind(kind)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _executors_variables(cls, data: Any) -> Any:
+        """Every executor's variables, from the overrides or else the environment: the names are the
+        executors' own, so they are gathered here rather than declared as fields."""
+        if not isinstance(data, dict):
+            return data
+        names = environment_variables()
+        given = {**_named(os.environ, names), **_named(data, names)}
+        found: dict[str, dict[str, Any]] = {}
+        for variable, value in given.items():
+            kind, field = names[variable]
+            found.setdefault(kind, {})[field] = value
+        kept = {key: value for key, value in data.items() if key.upper() not in names}
+        return kept | {_EXECUTOR_VARIABLES: found}
+
+    @field_validator(_EXECUTOR_VARIABLES)
+    @classmethod
+    def _check_executors_variables(cls, found: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each checked now by its executor's settings, so a wrong one is refused at start, by its name,
+        as every other variable is."""
+        return {kind: _checked_variables(kind, values) for kind, values in found.items()}
 
     @model_validator(mode="before")
     @classmethod
@@ -263,35 +289,33 @@ class Settings(DatabaseSettings):
         redacted: the secret settings, the database password, a password in the Ray head's URL, and
         the `[executor]` section's token and address."""
         values = [getattr(self, name) for name in type(self).model_fields]
-        found = [value.get_secret_value() for value in values if isinstance(value, SecretStr)]
-        found += _url_password(self.csb_database_url) + _url_password(self.csb_ray_address)
+        variables = [value for fields in self.executor_variables.values() for value in fields.values()]
         if config is not None:
-            section = config.executor
-            found += [section.ray_token.get_secret_value()] if section.ray_token else []
-            found += _url_password(section.ray_address)
+            variables += [
+                getattr(table, name, None)
+                for table in config.executor.tables.values()
+                for name in ("token", "address")
+            ]
+        found = [value.get_secret_value() for value in values + variables if isinstance(value, SecretStr)]
+        found += _url_password(self.csb_database_url)
+        found += [word for value in variables if isinstance(value, str) for word in _url_password(value)]
         return found
 
-    def executor(self, config: BotConfig) -> ExecutorChoice:
-        """Where lanes run: each of CSB_EXECUTOR, CSB_RAY_ADDRESS, CSB_RAY_TOKEN and CSB_RAY_LANE_RESOURCE
-        wins over its key in the `[executor]` section. Ray without an address is an InfraError naming
-        both places."""
-        section = config.executor
-        token = self.csb_ray_token if self.csb_ray_token is not None else section.ray_token
-        if token is not None and not token.get_secret_value().strip():
-            token = None
-        choice = ExecutorChoice(
-            kind=self.csb_executor or section.kind,
-            ray_address=self.csb_ray_address or section.ray_address,
-            ray_token=token,
-            ray_lane_resource=self.csb_ray_lane_resource or section.ray_lane_resource,
-            ray_pending_sec=section.ray_pending_sec,
-        )
-        if choice.kind == "ray" and choice.ray_address is None:
-            raise InfraError(
-                "the Ray executor needs the head's address: set CSB_RAY_ADDRESS or ray_address in the "
-                f"[executor] section ({_RAY_ADDRESS_SHAPE})"
-            )
-        return choice
+    def executor(self, config: BotConfig) -> ExecutorSettings:
+        """Where lanes run: CSB_EXECUTOR wins over the section's `kind`, and each of the chosen
+        executor's variables over its key in `[executor.<kind>]`. Settings that cannot run lanes (Ray
+        without an address) are an InfraError naming both places."""
+        kind = self.csb_executor or config.executor.kind
+        table = config.executor.tables.get(kind)
+        from_file = table.model_dump(exclude_unset=True) if table is not None else {}
+        try:
+            settings = executor_settings(from_file | self.executor_variables.get(kind, {}) | {"kind": kind})
+        except ValidationError as exc:
+            raise InfraError(f"[executor.{kind}] is invalid: {_config_errors(exc)}") from None
+        problem = settings.unusable()
+        if problem is not None:
+            raise InfraError(problem)
+        return settings
 
     def resolved_repo(self) -> Path:
         return _from_root(self.csb_repo)
@@ -349,9 +373,42 @@ def _url_password(url: str | None) -> list[str]:
     return [value for value in {password, written, quote(password or "", safe="")} if value]
 
 
+def _named(values: Mapping[str, Any], names: Mapping[str, object]) -> dict[str, Any]:
+    """The entries of `values` that are among `names`, matched as the environment is: ignoring case."""
+    return {key.upper(): value for key, value in values.items() if key.upper() in names}
+
+
+def _checked_variables(kind: str, values: dict[str, Any]) -> dict[str, Any]:
+    """One executor's variables through its settings model: the set ones as it reads them (blank:
+    unset), or each problem by its variable's name, never its value."""
+    model = EXECUTORS[kind].settings
+    try:
+        checked = model.model_validate(values | {"kind": kind})
+    except ValidationError as exc:
+        problems = "; ".join(f"{model.ENV[str(err['loc'][0])]}: {err['msg']}" for err in exc.errors())
+        raise PydanticCustomError("executor_variable", "{problems}", {"problems": problems}) from None
+    read = {field: getattr(checked, field) for field in values}
+    return {field: value for field, value in read.items() if value is not None}
+
+
 def _config_errors(exc: ValidationError) -> str:
     """Every error by its dotted key and message, never the value (pydantic's own text shows it)."""
-    return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'file'}: {err['msg']}" for err in exc.errors())
+    return "; ".join(f"{_file_key(err['loc']) or 'file'}: {err['msg']}" for err in exc.errors())
+
+
+def _file_key(loc: tuple[int | str, ...]) -> str:
+    """The key as the file writes it: `executor.ray.address`, not the path through the section's model
+    (`executor.tables.ray.ray.address`: its `tables` field, then the kind its union is told apart by)."""
+    keys: list[str] = []
+    for part in map(str, loc):
+        if part != ExecutorSection.TABLES and not (keys[-1:] == [part] and keys[-2:-1] == ["executor"]):
+            keys.append(part)
+    return ".".join(keys)
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    """The variable an error is about, as a prefix; none for one that names its variables itself."""
+    return f"{str(loc[0]).upper()}: " if loc and loc[0] != _EXECUTOR_VARIABLES else ""
 
 
 def _from_root(path: Path) -> Path:
@@ -379,7 +436,7 @@ def _load(kind: type[_S], **overrides: Any) -> _S:
         errors = exc.errors()
         missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]
         # Each problem by variable name and message only: the value may hold a password or token.
-        invalid = [f"{str(e['loc'][0]).upper()}: {e['msg']}" for e in errors if e["type"] != "missing"]
+        invalid = [f"{_variable(e['loc'])}{e['msg']}" for e in errors if e["type"] != "missing"]
         parts = [f"missing environment variable(s): {', '.join(missing)}"] if missing else []
         parts += [f"invalid settings: {'; '.join(invalid)}"] if invalid else []
         raise InfraError("; ".join(parts)) from None

@@ -109,7 +109,7 @@ def build_bot(
         config.engine,
         clock,
         eager=eager_notifier,
-        executor_choice=settings.executor(config),
+        executor_settings=settings.executor(config),
         redact=redact,
     )
     notifier = Notifier(

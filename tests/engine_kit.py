@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fake_executor import FakeExecutor
 from harness import HARBOR, copy_bench
+from lane_waits import wait_all
 
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import child_environ
@@ -22,8 +24,11 @@ from bot.domain.clock import ManualClock
 from bot.domain.redact import Redactor
 from bot.domain.spec import Category, RunParams
 from bot.engine import Engine, build_engine
+from bot.engine.lane_ref import lane_ref
+from bot.executors.base import Executor, ExecutorContext, ExecutorSettings
+from bot.executors.registry import LOCAL
 from bot.services.run_plan import plan_run
-from bot.settings import EngineConfig, ExecutorChoice
+from bot.settings import EngineConfig
 from bot.store import runs
 from bot.store.db import Store
 from bot.store.lanes import running_lanes
@@ -42,7 +47,9 @@ class EngineKit:
     config: EngineConfig
     env: dict[str, str]
     harbor: str
-    executor: ExecutorChoice = field(default_factory=lambda: ExecutorChoice(kind="local"))
+    executor: ExecutorSettings = LOCAL
+    # Builds each engine's executor instead of `executor` (the tests' FakeExecutor), if set.
+    executor_for: Callable[[ExecutorContext], Executor] | None = None
     engines: list[Engine] = field(default_factory=list)
     redact: Redactor | None = None  # the bot's own (build_bot's); None: the secrets named in the lanes' env
 
@@ -70,11 +77,19 @@ class EngineKit:
             cfg,
             self.clock,
             eager=False,
-            executor_choice=self.executor,
+            executor_settings=self.executor,
+            executor_for=self.executor_for,
             redact=self.redact,
         )
         self.engines.append(engine)
         return engine
+
+    @property
+    def fake(self) -> FakeExecutor:
+        """The current engine's executor, in a kit made with `fake=True`."""
+        executor = self.engine.executor
+        assert isinstance(executor, FakeExecutor), "this kit runs real lanes (engine_kit(..., fake=True))"
+        return executor
 
     @property
     def engine(self) -> Engine:
@@ -152,12 +167,14 @@ async def engine_kit(
     *,
     url: str | None = None,
     harbor: Path | None = None,
-    executor: ExecutorChoice | None = None,
+    executor: ExecutorSettings = LOCAL,
+    fake: bool = False,
     redact: Redactor | None = None,
     **config: Any,
 ) -> AsyncIterator[EngineKit]:
     """`url`: the database (the `db_url` fixture's, to run on SQLite and PostgreSQL); SQLite by default.
-    `executor`: where lanes run (this host's processes by default)."""
+    `executor`: where lanes run (this host's processes by default); `fake`: nowhere, a `FakeExecutor`
+    records what it is handed and the test ends lanes itself."""
     repo = copy_bench(tmp_path)
     store = Store(url or f"sqlite:///{tmp_path / 'bot.db'}")
     await store.create_tables()
@@ -172,7 +189,8 @@ async def engine_kit(
         config=EngineConfig(**{**FAST, **config}),
         env=env,
         harbor=str(harbor or HARBOR),
-        executor=executor or ExecutorChoice(kind="local"),
+        executor=executor,
+        executor_for=FakeExecutor if fake else None,
         redact=redact,
     )
     kit.script({})
@@ -185,7 +203,7 @@ async def engine_kit(
         raise
     finally:
         for engine in kit.engines:
-            await engine.executor.wait_all()
+            await wait_all(engine.executor)
             await engine.executor.close()
         await store.close()
 
@@ -195,4 +213,4 @@ async def kill_all(engine: Engine, store: Store) -> None:
     async with store.read() as session:
         running = await running_lanes(session)
     for lane in running:
-        await engine.executor.kill(lane)
+        await engine.executor.kill(lane_ref(lane))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from lane_waits import running_count, wait_any
 from sqlalchemy import select
 
 from bot.engine import Engine
@@ -44,15 +45,15 @@ async def run_until_idle(
     `between` runs after every tick (say, the notifier's delivery); `gather` waits a moment for the rest
     of a wave of exits, so one tick settles and refills them together."""
     while True:
-        quiet = engine.executor.running_count == 0
+        quiet = running_count(engine.executor) == 0
         before = await snapshot(store) if quiet else None
         await engine.tick()
         if between is not None:
             await between()
-        if quiet and engine.executor.running_count == 0 and await snapshot(store) == before:
+        if quiet and running_count(engine.executor) == 0 and await snapshot(store) == before:
             return
-        if engine.executor.running_count:
+        if running_count(engine.executor):
             if gather:
-                await engine.executor.wait_any(quiet=GATHER_QUIET, longest=GATHER_LONGEST)
+                await wait_any(engine.executor, quiet=GATHER_QUIET, longest=GATHER_LONGEST)
             else:
-                await engine.executor.wait_any()
+                await wait_any(engine.executor)

@@ -9,7 +9,7 @@ from pathlib import Path
 from ray_cluster import RayHead
 from waiting import until
 
-from bot.engine.ray_executor import submission_prefix
+from bot.executors.ray import submission_prefix
 from bot.rayjobs.jobs_api import JobInfo, RayJobsClient
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from harness import CHANNEL, ROOT, Harness, running_bot
+from lane_waits import running_count
 from sqlalchemy import select
 from store_reads import all_runs, audit_actions
 from test_e2e_run import card_text, labels, reject_with_reason, request_card
@@ -269,7 +270,7 @@ async def test_suite_file_drifted_while_queued_voids_the_run_before_any_lane(
         assert labels(card) == []
         (notice,) = h.thread(card)
         assert "did not start" in card_text(notice) and "0 tasks added and 1 removed" in card_text(notice)
-        assert h.bot.engine.executor.running_count == 0
+        assert running_count(h.bot.engine.executor) == 0
         assert set(await lane_states(h)) == {"cancelled"}
         assert (await audit_actions(h.bot.store)) == ["requested", "approval", "approved", "voided"]
 

@@ -23,16 +23,17 @@ import pytest
 from aiohttp import web
 from engine_kit import EngineKit, engine_kit
 from idle import run_until_idle
+from lane_waits import running_count
 from ray_cluster import RayHead, free_port, marked_pids
 from ray_jobs_kit import jobs_of_checkout
 from sqlmodel import select
 from waiting import until
 
 from bot.domain.outcome import LaneStatus
-from bot.engine.processes import MARKER_ENV
-from bot.engine.ray_executor import submission_prefix
+from bot.executors.processes import MARKER_ENV
+from bot.executors.ray import submission_prefix
+from bot.executors.ray_settings import RaySettings
 from bot.rayjobs.jobs_api import JobInfo, JobStatus
-from bot.settings import ExecutorChoice
 from bot.store import runs
 from bot.store.models import Lane, OutboxItem, RunState
 
@@ -53,10 +54,9 @@ async def ray_kit(tmp_path: Path, head: RayHead, **config: Any) -> AsyncIterator
     pending = config.pop("ray_pending_sec", 300)
     resource = config.pop("ray_lane_resource", "csb_slot")
     address = config.pop("ray_address", head.dashboard_url)
-    choice = ExecutorChoice(
-        kind="ray", ray_address=address, ray_lane_resource=resource, ray_pending_sec=pending
-    )
-    async with engine_kit(tmp_path, executor=choice, **config) as kit:
+    # Not validated: a test may ask for a resource the settings refuse (`bundle`) to see what Ray does.
+    settings = RaySettings.model_construct(address=address, lane_resource=resource, pending_sec=pending)
+    async with engine_kit(tmp_path, executor=settings, **config) as kit:
         kit.env.update(SECRETS)
         yield kit
 
@@ -174,7 +174,7 @@ async def test_a_restarted_bot_adopts_its_jobs_and_submits_none_twice(
         kit.new_engine()
         kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 1))
         await kit.engine.tick()  # takes the lease, adopts the running pair by submission id
-        assert kit.engine.executor.running_count == 2
+        assert running_count(kit.engine.executor) == 2
         await run_to_the_end(kit, run_id)
         assert await outcomes(kit, run_id) == {
             (ONBOARDING, "baseline"): ("failed", 0.0),

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from harness import CHANNEL, Harness, running_bot
+from lane_waits import running_count
 
 from bot.playground import APPROVER, OUTSIDER, REQUESTER, buttons
 
@@ -100,7 +101,7 @@ async def test_reject_asks_a_reason_updates_card_and_launches_nothing(tmp_path: 
         assert "Rejected" in shown and f"<@{APPROVER}>" in shown and "wrong model for this week" in shown
         assert labels(card) == []
         await h.bot.engine.tick()
-        assert h.bot.engine.executor.running_count == 0
+        assert running_count(h.bot.engine.executor) == 0
         assert not (h.repo / "runs").exists()
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from engine_kit import engine_kit
 from idle import run_until_idle
+from lane_waits import running_count, wait_any
 
 from bot.csb.task_copy import copy_path
 from bot.domain.outcome import LaneStatus
 from bot.engine.lease import LeaseKeeper
-from bot.engine.processes import this_host
+from bot.executors.processes import this_host
 from bot.store import lanes, lease
 from bot.store.lanes import LaneClaim
 from bot.store.models import Lease, RunState
@@ -77,8 +78,8 @@ async def test_a_new_holder_reconciles_every_running_lane(tmp_path: Path, db_url
                 assert await lanes.claim_lane(
                     session, lane.id or 0, now=kit.clock.now(), account="x", host=this_host(), marker=lost
                 )
-        while old.executor.running_count > 1:  # everything but the hanging lane ends while it is down
-            await old.executor.wait_any()
+        while running_count(old.executor) > 1:  # everything but the hanging lane ends while it is down
+            await wait_any(old.executor)
 
         # The lost MCP lane's task copy, had the old bot made it: not needed by its retry.
         stale = copy_path("mcp", "mcp-remote-direct", "lru-cache-eviction-debug-001", lost)

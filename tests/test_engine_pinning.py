@@ -10,6 +10,7 @@ import pytest
 from csb_tree import build_tree
 from engine_kit import EngineKit, engine_kit
 from idle import run_until_idle
+from lane_waits import running_count
 
 from bot.csb.catalog import Catalog
 from bot.domain.outcome import LaneStatus
@@ -107,4 +108,4 @@ async def test_suite_gone_voids_and_an_unreadable_checkout_only_waits(tmp_path: 
         ((action, reason),) = await audit_rows(kit, run_id)
         assert action == "voided"
         assert reason and "no longer resolves in the CSB checkout: unknown suite" in reason
-        assert kit.engine.executor.running_count == 0
+        assert running_count(kit.engine.executor) == 0

@@ -1,16 +1,17 @@
-"""Queue and slots: official before staging, first come first served, a global pool shared by all runs,
-each run within its own `parallel`, both lanes of a pair or neither; accounts taken round robin.
+"""Queue and slots, with lanes that run to their end: official before staging, first come first served,
+a global pool shared by all runs; ETAs from past lanes. Claiming alone (pairs whole, a run's
+`parallel`, accounts round robin) is tests/test_engine_claims.py's, on the tests' fake executor.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit, make_accounts
+from engine_kit import engine_kit
 from idle import run_until_idle
+from lane_waits import wait_all
 from sqlalchemy import update
 
 from bot.domain.outcome import LaneStatus
@@ -56,45 +57,6 @@ async def test_official_first_then_first_come_within_the_global_pool(tmp_path: P
         assert len(kit.trial_dirs()) == 2 * (3 + 3 + 1)  # every lane started exactly once
 
 
-async def test_a_pair_starts_whole_or_not_at_all(tmp_path: Path, db_url: str) -> None:
-    async with engine_kit(tmp_path, url=db_url, global_slots=3) as kit:
-        run_id = await kit.approve("csb_sdlc_fix", parallel=4)
-        await kit.engine.tick()
-        lanes = await kit.lanes(run_id)
-        running = [lane for lane in lanes if lane.state is LaneStatus.RUNNING]
-        assert len(running) == 2  # a third slot is free, but half a pair never starts
-        assert len({lane.pair_index for lane in running}) == 1
-        assert running[0].started_at == running[1].started_at
-        await run_until_idle(kit.engine, kit.store)
-        assert (await kit.run(run_id)).state is RunState.FINISHED
-
-
-async def test_a_run_keeps_to_its_parallel(tmp_path: Path, db_url: str) -> None:
-    async with engine_kit(tmp_path, url=db_url, global_slots=10) as kit:
-        run_id = await kit.approve("csb_sdlc_fix", parallel=3)  # odd: one slot idle
-        await kit.engine.tick()
-        assert sum(1 for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING) == 2
-        await run_until_idle(kit.engine, kit.store)
-
-
-async def test_accounts_round_robin_by_home(tmp_path: Path, db_url: str) -> None:
-    homes = make_accounts(tmp_path, "account1", "account2", "account3")
-    async with engine_kit(tmp_path, url=db_url, sessions_per_account=2) as kit:
-        pool = account_pool(kit.config, kit.env["HOME"])
-        assert pool.slots == 6 and len(pool.homes) == 3
-        run_id = await kit.approve("csb_sdlc_debug", parallel=6)
-        await kit.engine.tick()
-        lanes = await kit.lanes(run_id)
-        used = Counter(lane.account for lane in lanes)
-        assert used == {str(homes / f"account{n}"): 2 for n in (1, 2, 3)}
-        for pair in (0, 1, 2):
-            pair_lanes = [lane for lane in lanes if lane.pair_index == pair]
-            assert pair_lanes[0].account != pair_lanes[1].account
-        await run_until_idle(kit.engine, kit.store)
-        # the stand-in ran with that HOME: each lane's log shows nothing else, so read the env marker back
-        assert {lane.state for lane in await kit.lanes(run_id)} <= {LaneStatus.PASSED, LaneStatus.FAILED}
-
-
 def test_slot_pool_defaults() -> None:
     config = EngineConfig(default_parallel=6)
     assert account_pool(config, "/nonexistent-home").slots == 6
@@ -115,7 +77,7 @@ async def test_eta_from_past_lane_durations(tmp_path: Path, db_url: str) -> None
         done = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         kit.clock.advance(timedelta(seconds=100))
-        await kit.engine.executor.wait_all()
+        await wait_all(kit.engine.executor)
         await kit.engine.tick()
         assert (await kit.run(done)).state is RunState.FINISHED
         waiting = await kit.approve("csb_sdlc_fix", parallel=2)
@@ -134,7 +96,7 @@ async def test_eta_only_from_comparable_lanes_same_suite_else_same_model(tmp_pat
         done = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         kit.clock.advance(timedelta(seconds=100))
-        await kit.engine.executor.wait_all()
+        await wait_all(kit.engine.executor)
         await kit.engine.tick()
         assert (await kit.run(done)).state is RunState.FINISHED
         stranger = await kit.approve("csb_sdlc_fix")

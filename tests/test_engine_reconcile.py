@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 from engine_kit import engine_kit, kill_all
 from idle import run_until_idle
+from lane_waits import wait_all
 from waiting import until
 
 from bot.domain.outcome import LaneStatus
-from bot.engine import local_executor
-from bot.engine.executor import LaneLaunch
-from bot.engine.processes import find_marked
+from bot.executors import local as local_executor
+from bot.executors.base import LaneLaunch
+from bot.executors.processes import find_marked
 from bot.store.models import Lane, RunState
 
 pytestmark = pytest.mark.slow
@@ -51,7 +52,7 @@ async def test_a_refused_reconciliation_is_retried_and_lost_lanes_run_again(tmp_
         started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         assert len(started) == 2
         await kill_all(old, kit.store)  # the bot and its lanes die together (a reboot)
-        await old.executor.wait_all()
+        await wait_all(old.executor)
 
         _sql(db, _FAULT + "INSERT INTO write_fault VALUES (1);")
         kit.script({})

@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 from engine_kit import engine_kit, make_accounts
 from idle import run_until_idle
+from lane_waits import wait_all, wait_any
 
 from bot.csb.child_env import child_environ
 from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
-from bot.engine.executor import LaneLaunch
-from bot.engine.local_executor import LocalExecutor
+from bot.executors.base import LaneLaunch
+from bot.executors.local import LocalExecutor
 from bot.store import accounts, outbox
 from bot.store.models import OutboxKind, RunState
 
@@ -106,7 +107,7 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_marked_timeout(tmp_path
         run_id = await kit.approve("csb_sdlc_fix", parallel=2)
         await kit.engine.tick()
         while (await kit.states(run_id))[SLUG, "baseline"] == "running":
-            await kit.engine.executor.wait_any()  # the baseline lane ends; the hanging MCP lane runs on
+            await wait_any(kit.engine.executor)  # the baseline lane ends; the hanging MCP lane runs on
             await kit.engine.tick()
         hanging = next(
             lane for lane in await kit.lanes(run_id) if lane.role == "mcp" and lane.pair_index == 0
@@ -163,7 +164,7 @@ async def test_lanes_take_sigint_even_when_the_bot_was_started_ignoring_it(tmp_p
         await executor.start(
             [LaneLaunch(1, [sys.executable, "-c", probe], tmp_path, child_environ(os.environ), log)]
         )
-        await executor.wait_all()
+        await wait_all(executor)
         assert "default_int_handler" in log.read_text()
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -184,7 +185,7 @@ async def test_a_lane_stopped_while_starting_still_gets_its_sigint(tmp_path: Pat
         seen = await executor.observe(started)
         assert [look.running for look in seen.values()] == [True, True]  # held, not yet sent
         while any(look.running for look in seen.values()):
-            await executor.wait_any()
+            await wait_any(executor)
             seen = await executor.observe(started)
         assert [look.exit_code for look in seen.values()] == [130, 130]
         logs = [path.read_text() for path in (kit.repo / "runs").rglob(f"{SLUG}.log")]

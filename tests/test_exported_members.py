@@ -12,6 +12,7 @@ PACKAGES = [
     "bot.store",
     "bot.services",
     "bot.engine",
+    "bot.executors",
     "bot.slack",
     "bot.slack.views",
     "bot.slack.listeners",

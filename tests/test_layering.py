@@ -21,13 +21,14 @@ ANYTHING = None  # the composition root and the tools built on it may import eve
 # What each part of bot/ may import of the others (besides itself), lowest layer first.
 MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "domain": frozenset(),
-    "settings": frozenset({"domain", "csb"}),  # the LaunchConfig serve and check share
+    "settings": frozenset({"domain", "csb", "executors"}),  # LaunchConfig; each executor's settings
     "csb": frozenset({"domain"}),
     "store": frozenset({"domain"}),
     "rayjobs": frozenset({"domain"}),
-    "check": frozenset({"domain", "csb", "rayjobs", "settings"}),
+    "executors": frozenset({"domain", "csb", "rayjobs"}),
+    "check": frozenset({"domain", "csb", "executors", "settings"}),
     "services": frozenset({"domain", "csb", "store", "settings"}),
-    "engine": frozenset({"domain", "csb", "rayjobs", "store", "services", "settings"}),
+    "engine": frozenset({"domain", "csb", "executors", "store", "services", "settings"}),
     "slack": frozenset({"domain", "csb", "store", "services", "settings"}),
     "listen": frozenset({"domain", "settings"}),
     "wiring": ANYTHING,
@@ -246,15 +247,21 @@ def test_relative_and_slack_imports_are_found() -> None:
 
 # -- the executor ------------------------------------------------------------------------------------
 
-# Only these may name a concrete executor: the rest of bot/ knows it as `bot.engine.executor.Executor`.
-LOCAL_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/local_executor.py"})
-RAY_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/ray_executor.py"})
-# Ray's Jobs API is the Ray executor's business, and `csb-bot check`'s (it asks the head for its version).
-RAY_API_USERS = frozenset({"engine/ray_executor.py", "check.py"})
+# Only the registry names a concrete executor: the rest of bot/ knows it as `bot.executors.base.Executor`,
+# and finds it by its kind through `bot.executors.registry`.
+LOCAL_EXECUTOR_NAMERS = frozenset({"executors/registry.py", "executors/local.py"})
+RAY_EXECUTOR_NAMERS = frozenset({"executors/registry.py", "executors/ray.py"})
+# Ray's Jobs API is the Ray executor's business, and its check's (the head, its version, its nodes).
+RAY_API_USERS = frozenset({"executors/ray.py", "executors/ray_check.py"})
+# Outside bot/executors/, only these of its modules are named: the seam, the registry, and the lane
+# process marker and host the engine's lease and launch share with the local executor.
+EXECUTOR_SHARED_MODULES = frozenset(
+    {"bot.executors.base", "bot.executors.registry", "bot.executors.processes"}
+)
 # Finding and signalling lane processes: the local executor's business alone in the engine (CSB's
 # preflight scripts are the bot's own children, stopped by csb/).
 LANE_PROCESS_CALLS = frozenset({"find_marked", "markers_supported", "killpg"})
-LANE_PROCESS_HANDLERS = frozenset({"engine/local_executor.py", "engine/processes.py"})
+LANE_PROCESS_HANDLERS = frozenset({"executors/local.py", "executors/processes.py"})
 
 
 def names_used(source: str, file: str = "<source>") -> Iterator[Use]:
@@ -277,27 +284,31 @@ def _named(wanted: Callable[[str], bool], allowed: frozenset[str], under: str = 
     ]
 
 
+def _is_module(name: str, module: str) -> bool:
+    return name == module or name.startswith(f"{module}.")
+
+
 def _is_local_executor(name: str) -> bool:
-    return name.split(".")[-1] in {"LocalExecutor", "local_executor"}
+    return name.split(".")[-1] == "LocalExecutor" or _is_module(name, "bot.executors.local")
 
 
-def test_only_the_factory_names_the_local_executor() -> None:
+def test_only_the_registry_names_the_local_executor() -> None:
     assert _named(_is_local_executor, LOCAL_EXECUTOR_NAMERS) == []
 
 
 def _is_ray_executor(name: str) -> bool:
-    return name.split(".")[-1] in {"RayExecutor", "ray_executor"}
+    return name.split(".")[-1] == "RayExecutor" or _is_module(name, "bot.executors.ray")
 
 
 def _is_ray_api(name: str) -> bool:
     return name == "bot.rayjobs" or name.startswith("bot.rayjobs.")
 
 
-def test_only_the_factory_names_the_ray_executor() -> None:
+def test_only_the_registry_names_the_ray_executor() -> None:
     assert _named(_is_ray_executor, RAY_EXECUTOR_NAMERS) == []
 
 
-def test_only_the_ray_executor_and_check_speak_to_ray() -> None:
+def test_only_the_ray_executor_and_its_check_speak_to_ray() -> None:
     assert _named(_is_ray_api, RAY_API_USERS | _ray_package_files()) == []
 
 
@@ -306,16 +317,38 @@ def _ray_package_files() -> frozenset[str]:
 
 
 def test_only_the_local_executor_finds_and_signals_lane_processes() -> None:
-    found = _named(lambda name: name.split(".")[-1] in LANE_PROCESS_CALLS, LANE_PROCESS_HANDLERS, "engine")
+    def signals(name: str) -> bool:
+        return name.split(".")[-1] in LANE_PROCESS_CALLS
+
+    found = [
+        use for under in ("engine", "executors") for use in _named(signals, LANE_PROCESS_HANDLERS, under)
+    ]
     assert found == []
+
+
+def _is_executor_module(name: str) -> bool:
+    """A module of bot/executors/ other than the ones the rest of bot/ shares."""
+    shared = any(_is_module(name, module) for module in EXECUTOR_SHARED_MODULES)
+    return _is_module(name, "bot.executors") and name != "bot.executors" and not shared
+
+
+def test_outside_its_folder_an_executor_is_found_by_its_kind_alone() -> None:
+    """A new executor is its module(s) and one registration: nothing else of bot/ imports them."""
+    inside = frozenset(str(path.relative_to(BOT)) for path in (BOT / "executors").rglob("*.py"))
+    assert _named(_is_executor_module, inside) == []
 
 
 def test_the_executor_checks_find_what_they_look_for() -> None:
     source = (
-        "from bot.engine.local_executor import LocalExecutor\nimport os\nos.killpg(1, 9)\n"
-        "from bot.rayjobs.jobs_api import RayJobsClient\nfrom bot.engine.ray_executor import RayExecutor"
+        "from bot.executors.local import LocalExecutor\nimport os\nos.killpg(1, 9)\n"
+        "from bot.rayjobs.jobs_api import RayJobsClient\nfrom bot.executors.ray import RayExecutor"
     )
     names = [use.what for use in names_used(source)]
     assert any(_is_local_executor(name) for name in names)
     assert any(_is_ray_api(name) for name in names) and any(_is_ray_executor(name) for name in names)
     assert "killpg" in names
+    kinds = "from bot.executors.ray_settings import RaySettings\nfrom bot.executors.base import Executor\n"
+    assert [use.what for use in names_used(kinds) if _is_executor_module(use.what)] == [
+        "bot.executors.ray_settings",
+        "bot.executors.ray_settings.RaySettings",
+    ]

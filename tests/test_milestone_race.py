@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from harness import Harness, running_bot
 from idle import run_until_idle
+from lane_waits import running_count, wait_any
 from test_e2e_status import approved_run, thread_texts
 
 from bot.domain.clock import ManualClock
@@ -30,8 +31,8 @@ async def run_until_pairs_done(h: Harness, pairs: int) -> RunCardView:
         assert view is not None
         if view.pairs_done >= pairs:
             return view
-        if h.bot.engine.executor.running_count:
-            await h.bot.engine.executor.wait_any()
+        if running_count(h.bot.engine.executor):
+            await wait_any(h.bot.engine.executor)
     raise AssertionError(f"{pairs} pairs never finished")
 
 

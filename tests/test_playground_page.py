@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from harness import EXAMPLE_BENCH, copy_bench, make_settings
+from lane_waits import wait_all
 from playwright.async_api import Page, async_playwright, expect
 
 from bot.playground import APPROVER, REQUESTER, SlackStandin
@@ -71,7 +72,7 @@ async def playground(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIt
     try:
         yield f"http://{host}:{port}"
     finally:
-        await app[BOT_KEY].engine.executor.wait_all()
+        await wait_all(app[BOT_KEY].engine.executor)
         await runner.cleanup()
 
 

@@ -41,6 +41,7 @@ from engine_kit import engine_kit
 from harness import CHANNEL, Harness, running_bot
 from idle import run_until_idle
 from interleave import before_write_after_read
+from lane_waits import running_count
 from store_reads import all_runs, audit_actions
 from test_e2e_gate import prefilled_values
 from test_e2e_run import card_text, request_card
@@ -48,8 +49,8 @@ from waiting import until
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.spec import RunSpec
-from bot.engine.processes import this_host
 from bot.engine.settle import apply, decide
+from bot.executors.processes import this_host
 from bot.playground import ADMIN, APPROVER, REQUESTER
 from bot.store import lanes, lease, requests, runs
 from bot.store.lanes import LaneClaim
@@ -271,7 +272,7 @@ async def test_an_engine_that_lost_the_lease_before_its_claim_starts_nothing(
 
         setattr(late.lease, "hold", hold_then_lose_it)  # noqa: B010 (hook this one engine's heartbeat)
         await late.tick()
-        assert late.executor.running_count == 0
+        assert running_count(late.executor) == 0
         assert set((await kit.states(run_id)).values()) == {"queued"}
         assert (await kit.run(run_id)).state is RunState.QUEUED
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.engine.ray_executor import answer_unknown, failed_by_ray, ray_env, ray_failure, submission_prefix
+from bot.executors.ray import answer_unknown, failed_by_ray, ray_env, ray_failure, submission_prefix
 from bot.rayjobs.jobs_api import JobInfo, JobStatus, RayJobNotFound, RayRefused, RayUnreachable
 
 

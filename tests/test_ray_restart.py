@@ -19,7 +19,7 @@ from ray_jobs_kit import jobs_of_checkout
 from waiting import until
 
 from bot.csb.command import job_name
-from bot.engine.ray_executor import submission_prefix
+from bot.executors.ray import submission_prefix
 from bot.rayjobs.jobs_api import JobStatus
 
 pytestmark = pytest.mark.slow

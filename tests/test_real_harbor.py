@@ -17,6 +17,7 @@ import pytest
 from bot_process import request_and_approve, world
 from harness import CHANNEL, Harness, copy_bench, running_bot
 from idle import run_until_idle
+from lane_waits import running_count, wait_any
 from real_harbor import HOST_ROOT_ENV, TASKS, harbor_or_skip, select_environment, write_suite
 from test_cli import bot_env, run
 from test_e2e_run import card_text
@@ -96,7 +97,7 @@ async def test_a_burst_of_paired_lanes_on_real_harbor_reports_harbors_verdicts(
     suite_file = write_suite(repo)
     async with running_bot(tmp_path, repo=repo, csb_harbor=str(harbor)) as h:
         card = await approved_run(h, f"run --suite-file {suite_file} --parallel 4")
-        assert h.bot.engine.executor.running_count == 4
+        assert running_count(h.bot.engine.executor) == 4
         await h.run_lanes()
         report = card_text(h.thread(card)[-1])
         lines = re.findall(r"`([\w.-]+)`  (baseline \w+ \S+) · (MCP \w+ \S+)", report)
@@ -136,7 +137,7 @@ async def test_cancel_stops_harbor_mid_trial_and_its_cancelled_error_reads_as_ca
     suite_file = write_suite(repo)
     async with running_bot(tmp_path, repo=repo, csb_harbor=str(harbor)) as h:
         card = await approved_run(h, f"run --suite-file {suite_file} --parallel 2")
-        assert h.bot.engine.executor.running_count == 2
+        assert running_count(h.bot.engine.executor) == 2
         await until(lambda: agents_started(h.repo, 2), "both lanes' agents to start inside Harbor")
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
@@ -165,8 +166,8 @@ async def test_a_lane_past_its_time_limit_is_stopped_and_reads_as_timeout(
         card = await approved_run(h, f"run --suite-file {suite_file} --parallel 2")
         await until(lambda: agents_started(h.repo, 2), "both lanes' agents to start inside Harbor")
         executor = h.bot.engine.executor
-        while executor.running_count > 1:  # the baseline lane finishes; the MCP lane hangs on
-            await executor.wait_any()
+        while running_count(executor) > 1:  # the baseline lane finishes; the MCP lane hangs on
+            await wait_any(executor)
         await h.bot.engine.tick()
         (hanging,) = [lane for lane in await lanes_of(h) if lane.state is LaneStatus.RUNNING]
         h.clock.advance(timedelta(seconds=hanging.timeout_sec + 1))

@@ -15,6 +15,7 @@ import pytest
 from engine_kit import kill_all
 from harness import CHANNEL, Harness, running_bot
 from idle import run_until_idle
+from lane_waits import running_count
 from test_e2e_run import card_text
 
 from bot.domain.errors import UserInputError
@@ -113,7 +114,7 @@ async def test_cancel_button_asks_why_then_stops_running_lanes(
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
     async with bot(tmp_path, csb_database_url=db_url) as h:
         card = await approved_run(h)
-        assert h.bot.engine.executor.running_count == 4  # two pairs at the default 4 slots
+        assert running_count(h.bot.engine.executor) == 4  # two pairs at the default 4 slots
         await h.driver.click_button(REQUESTER, CHANNEL, card["ts"], "Cancel")
         await h.deliver()
         (view_id,) = h.standin.views

@@ -28,9 +28,9 @@ from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor, outside_text
 from bot.domain.states import STARTABLE_RUN_STATES, RunState
 from bot.engine.accounts import AccountPicker, AccountPool, usable
-from bot.engine.executor import Executor, LaneLaunch
 from bot.engine.lane_launch import LaneLauncher
 from bot.engine.settle import Ending, apply, decide
+from bot.executors.base import Executor, LaneLaunch
 from bot.settings import EngineConfig
 from bot.store import accounts, audit, lanes, lease, outbox, runs
 from bot.store.db import Store

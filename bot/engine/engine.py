@@ -19,11 +19,11 @@ from bot.domain.clock import Clock
 from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
-from bot.engine.executor import Executor
 from bot.engine.lease import LeaseKeeper
 from bot.engine.pinning import LaunchPins
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
+from bot.executors.base import Executor
 from bot.store.db import Store
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from bot.csb.paths import LaunchPaths
 from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path
 from bot.domain.spec import LaneRole
 from bot.engine.attempts import retire_attempt
-from bot.engine.executor import LaneLaunch
-from bot.engine.processes import MARKER_ENV
+from bot.executors.base import LaneLaunch
+from bot.executors.processes import MARKER_ENV
 from bot.store.models import Lane, Run
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.domain.clock import Clock
-from bot.engine.processes import process_alive, this_host
+from bot.executors.processes import process_alive, this_host
 from bot.store import lease
 from bot.store.db import Store
 from bot.store.lease import Claimant

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from bot.csb.task_copy import copy_path, remove_copy
 from bot.domain.clock import Clock
-from bot.engine.executor import Executor
 from bot.engine.job_index import attempt_result
+from bot.engine.lane_ref import lane_ref
+from bot.executors.base import Executor
 from bot.store import lanes, outbox
 from bot.store.db import Store
 from bot.store.models import Lane
@@ -55,11 +56,11 @@ class Reconciler:
     async def reconcile(self) -> Reconciled:
         async with self._store.read() as session:
             running = await lanes.running_lanes(session)
-        known = await self._executor.observe(running)
+        known = await self._executor.observe([lane_ref(lane) for lane in running])
         running = [lane for lane in running if not known[lane.id or 0].known]
         if not running:
             return Reconciled()
-        adopted = await self._executor.adopt(running)
+        adopted = await self._executor.adopt([lane_ref(lane) for lane in running])
         ended = set(adopted.ended)
         gone = [lane for lane in running if lane.id in ended]
         now = self._clock.now()

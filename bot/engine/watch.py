@@ -21,10 +21,11 @@ from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
 from bot.domain.states import RunState
-from bot.engine.executor import Executor
 from bot.engine.job_index import JobIndex, attempt_job_dir
+from bot.engine.lane_ref import lane_ref
 from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.settle import Ending, apply, decide
+from bot.executors.base import Executor
 from bot.settings import EngineConfig
 from bot.store import lanes
 from bot.store.db import Store
@@ -70,7 +71,7 @@ class Watcher:
             running = await lanes.running_lanes_with_run_state(session)
         if not running:
             return []
-        seen = await self._executor.observe([lane for lane, _ in running])
+        seen = await self._executor.observe([lane_ref(lane) for lane, _ in running])
         ended: list[Ended] = []
         for lane, run_state in running:
             assert lane.id is not None
@@ -120,11 +121,11 @@ class Watcher:
             kind = self._stop_kind(lane, run_state, now)
             if kind is None:
                 return
-            await self._executor.interrupt(lane)
+            await self._executor.interrupt(lane_ref(lane))
             await self._note_stop(lane.id, kind, now)
             log.info("lane %s: SIGINT (%s)", lane.id, kind)
         elif lane.killed_at is None and now - lane.stop_sent_at >= self._grace:
-            await self._executor.kill(lane)
+            await self._executor.kill(lane_ref(lane))
             async with self._store.write() as session:
                 await lanes.note_killed(session, lane.id, now)
             log.warning("lane %s: SIGKILL after a %s grace period", lane.id, self._grace)
@@ -187,7 +188,7 @@ class Watcher:
             started_at=lane.started_at,
             now=now,
             timeout=timedelta(seconds=lane.timeout_sec),
-            log_path=self._executor.log_path(lane),
+            log_path=self._executor.log_path(lane_ref(lane)),
             job_dir=job_dir if own_job else None,
             config=lane.config,
         )

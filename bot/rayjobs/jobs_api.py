@@ -134,6 +134,22 @@ class RayVersion(BaseModel):
     session_name: str = ""
 
 
+class NodeInfo(BaseModel):
+    """One node of the cluster as Ray's State API lists it (`GET /api/v0/nodes`)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    node_id: str
+    node_ip: str = ""
+    is_head_node: bool = False
+    state: str = ""
+    resources_total: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def alive(self) -> bool:
+        return self.state == "ALIVE"
+
+
 class RayJobsClient:
     """One head's Jobs API. Use as `async with RayJobsClient(url, token) as ray: ...`, or call
     `close()`; one aiohttp session is kept for all calls."""
@@ -166,6 +182,14 @@ class RayJobsClient:
 
     async def version(self) -> RayVersion:
         return RayVersion.model_validate(await self._call("GET", "/api/version"))
+
+    async def nodes(self) -> list[NodeInfo]:
+        """The cluster's nodes with the resources each offers (the dashboard's State API)."""
+        answer = await self._call("GET", "/api/v0/nodes")
+        listed = (
+            answer.get("data", {}).get("result", {}).get("result", []) if isinstance(answer, dict) else []
+        )
+        return [NodeInfo.model_validate(node) for node in listed]
 
     async def submit(self, submission: JobSubmission) -> Submitted:
         """Submit a job; a submission_id Ray already knows is `Submitted.ALREADY`, never an error."""

@@ -18,13 +18,24 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Literal
 
 from bot.csb.child_env import spawn_env
 from bot.domain.errors import InfraError
 from bot.domain.outcome import EXIT_UNKNOWN
-from bot.engine.executor import RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
-from bot.engine.processes import find_marked, markers_supported, process_alive
-from bot.store.models import Lane
+from bot.executors.base import (
+    RUNNING,
+    UNSEEN,
+    Adopted,
+    ExecutorContext,
+    ExecutorSettings,
+    LaneLaunch,
+    LaneRef,
+    Probe,
+    Seen,
+    ended,
+)
+from bot.executors.processes import find_marked, markers_supported, process_alive
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +45,17 @@ SPAWN_THREADS = 4
 # (measured here: 1 of 200 signals sent in a child's first 40 ms was never seen). Such a lane would run
 # on until SIGKILL, skipping its teardown, so a lane younger than this gets its SIGINT at this age.
 SIGINT_NOT_BEFORE = 2.0
+
+
+class LocalSettings(ExecutorSettings):
+    """The `[executor.local]` section: lanes are this host's child processes; nothing to set yet."""
+
+    kind: Literal["local"] = "local"
+
+
+async def check_local(settings: LocalSettings) -> list[Probe]:
+    """Nothing beyond what `check` already looks at: the Harbor it runs and the checkout it runs in."""
+    return []
 
 
 class LocalExecutor:
@@ -49,6 +71,10 @@ class LocalExecutor:
         self._spawner = ThreadPoolExecutor(max_workers=SPAWN_THREADS, thread_name_prefix="lane-spawn")
         _let_lanes_take_sigint()
         self.on_exit: Callable[[], None] | None = None
+
+    @classmethod
+    def for_host(cls, settings: LocalSettings, context: ExecutorContext) -> LocalExecutor:
+        return cls(context.repo, context.host)
 
     async def start(self, launches: Sequence[LaneLaunch]) -> list[int | InfraError | None]:
         """Spawn several lanes at once, a few forks in parallel (each waits for its child's exec); per
@@ -107,34 +133,34 @@ class LocalExecutor:
         """This host runs its lanes itself: always available."""
         return None
 
-    async def observe(self, lanes: Collection[Lane]) -> dict[int, Seen]:
+    async def observe(self, lanes: Collection[LaneRef]) -> dict[int, Seen]:
         """Reads what the waiters collected (attached processes are polled by pid)."""
-        return {lane.id or 0: self._seen(lane) for lane in lanes}
+        return {lane.id: self._seen(lane) for lane in lanes}
 
-    def _seen(self, lane: Lane) -> Seen:
-        lane_id = lane.id or 0
+    def _seen(self, lane: LaneRef) -> Seen:
+        lane_id = lane.id
         if self.is_tracked(lane_id):
             code = self.exit_code(lane_id)
             return RUNNING if code is None else ended(code)
         elsewhere = lane.host if lane.host not in (None, self._host) else None
         return UNSEEN if elsewhere is None else Seen(known=False, elsewhere=elsewhere)
 
-    async def adopt(self, lanes: Sequence[Lane]) -> Adopted:
+    async def adopt(self, lanes: Sequence[LaneRef]) -> Adopted:
         """Lanes of this host are found by their marker (by the recorded pid where /proc is missing):
         a live one is attached by pid, a gone one attached as ended; other hosts' are left alone."""
         mine = [lane for lane in lanes if lane.host in (None, self._host)]
         found = await asyncio.to_thread(_find, mine)
-        adopted = Adopted(elsewhere=[lane.id or 0 for lane in lanes if lane.host not in (None, self._host)])
+        adopted = Adopted(elsewhere=[lane.id for lane in lanes if lane.host not in (None, self._host)])
         for lane in mine:
             pid = found.get(lane.marker or "")
-            self._attached[lane.id or 0] = pid
+            self._attached[lane.id] = pid
             if pid is None:
-                adopted.ended.append(lane.id or 0)
+                adopted.ended.append(lane.id)
             else:
-                adopted.running[lane.id or 0] = pid
+                adopted.running[lane.id] = pid
         return adopted
 
-    def log_path(self, lane: Lane) -> Path:
+    def log_path(self, lane: LaneRef) -> Path:
         return self._repo / lane.log_path
 
     def is_tracked(self, lane_id: int) -> bool:
@@ -153,10 +179,10 @@ class LocalExecutor:
         self._attached.pop(lane_id, None)
         self._spawned_at.pop(lane_id, None)
 
-    async def interrupt(self, lane: Lane) -> None:
+    async def interrupt(self, lane: LaneRef) -> None:
         """SIGINT the lane's process group so Harbor can tear down containers and sandboxes; a lane
         still starting gets it once it is `SIGINT_NOT_BEFORE` seconds old (see there why)."""
-        lane_id = lane.id or 0
+        lane_id = lane.id
         spawned_at = self._spawned_at.get(lane_id)
         wait = 0.0 if spawned_at is None else spawned_at + SIGINT_NOT_BEFORE - time.monotonic()
         if wait > 0:
@@ -164,9 +190,9 @@ class LocalExecutor:
             return
         self._signal(lane_id, signal.SIGINT)
 
-    async def kill(self, lane: Lane) -> None:
+    async def kill(self, lane: LaneRef) -> None:
         """SIGKILL the lane's process group: the grace period is over."""
-        self._signal(lane.id or 0, signal.SIGKILL)
+        self._signal(lane.id, signal.SIGKILL)
 
     def _signal(self, lane_id: int, signum: signal.Signals) -> None:
         """Only processes we track are signalled: a pid from the database may be another host's."""
@@ -185,8 +211,11 @@ class LocalExecutor:
             return self._procs[lane_id].pid
         return self._attached.get(lane_id)
 
+    # Waiting for lanes (`wait_all`, `wait_any`, `running_count`) is no part of the `Executor` seam: the
+    # engine never waits. Tests and benchmarks wait, through their own `Waitable`.
+
     async def wait_all(self) -> None:
-        """Wait until every started process has exited (tests and shutdown)."""
+        """Wait until every started process has exited (the end of a test or benchmark)."""
         if self._pending:
             await asyncio.gather(*list(self._pending.values()))
 
@@ -230,7 +259,7 @@ class LocalExecutor:
         return spawned + sum(1 for lane_id in self._attached if self.exit_code(lane_id) is None)
 
 
-def _find(lanes: list[Lane]) -> dict[str, int]:
+def _find(lanes: list[LaneRef]) -> dict[str, int]:
     """Live processes by marker (worker thread: it reads /proc); without /proc, the recorded pid."""
     found = find_marked({lane.marker for lane in lanes if lane.marker})
     if not markers_supported():

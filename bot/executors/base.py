@@ -1,4 +1,4 @@
-"""What runs a lane: the one interface the engine, the reconciliation and the tests know an executor by.
+"""What runs a lane: the one interface the engine and the reconciliation know an executor by.
 
 A lane attempt is claimed in the database first (`running`, with its marker and host), then handed to
 the executor as a `LaneLaunch`. From then on the engine asks the executor, once per tick and for all
@@ -9,19 +9,45 @@ restart the reconciliation hands the executor the lanes the database says are ru
 
 An executor finds a lane by what the database holds of it: the local one by the marker in the process
 environment (pid and host recorded for people and for the host check), another by an id derived from
-the attempt (`job_name(run, lane, attempt)`), so nothing beyond the lane row is stored for it.
+the attempt (`job_name(run, lane, attempt)`), so nothing beyond the lane row is stored for it. That is
+what a `LaneRef` carries: the few fields of the lane row an executor reads, never the row itself.
+
+Each executor is one module of this folder, registered by its kind in `registry.py` with its settings
+section and its `check` hook. Waiting for lanes to end is no part of this seam: the engine never waits
+for a lane (its tick looks), so that lives with the tests and benchmarks that do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from bot.csb.child_env import ChildEnv
+from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
-from bot.store.models import Lane
+
+
+@dataclass(frozen=True)
+class LaneRef:
+    """A running lane attempt as an executor knows it: what the database holds of it, read-only.
+
+    `log_path` is relative to the checkout; `host`, `marker` and `pid` are what the local executor finds
+    a process by; `run_id` and `attempt` name a job (`job_name`); `started_at` is when it was claimed."""
+
+    id: int
+    run_id: int
+    attempt: int
+    log_path: str
+    host: str | None = None
+    marker: str | None = None
+    pid: int | None = None
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -85,23 +111,23 @@ class Executor(Protocol):
         """Why no lane can start now (what runs them cannot be reached), or None: lanes may start."""
         ...
 
-    async def observe(self, lanes: Collection[Lane]) -> dict[int, Seen]:
+    async def observe(self, lanes: Collection[LaneRef]) -> dict[int, Seen]:
         """One batched look at all these lanes (lane id → `Seen`): one call per tick, never one per lane."""
         ...
 
-    async def interrupt(self, lane: Lane) -> None:
+    async def interrupt(self, lane: LaneRef) -> None:
         """Ask the lane to stop and tear down (SIGINT to Harbor); the watcher `kill`s it after the grace."""
         ...
 
-    async def kill(self, lane: Lane) -> None:
+    async def kill(self, lane: LaneRef) -> None:
         """End the lane now: its grace period is over."""
         ...
 
-    async def adopt(self, lanes: Sequence[Lane]) -> Adopted:
+    async def adopt(self, lanes: Sequence[LaneRef]) -> Adopted:
         """Find again the lanes a previous bot process left running (after a restart or a takeover)."""
         ...
 
-    def log_path(self, lane: Lane) -> Path:
+    def log_path(self, lane: LaneRef) -> Path:
         """The lane's log file, whose last lines give the reasons in the report."""
         ...
 
@@ -109,19 +135,47 @@ class Executor(Protocol):
         """Let go of a lane whose ending was written (or that the reconciliation queued again)."""
         ...
 
-    @property
-    def running_count(self) -> int:
-        """Lanes started or adopted here and not yet seen to end."""
-        ...
-
-    async def wait_any(self, *, quiet: float = 0.0, longest: float = 0.0) -> None:
-        """Return once a lane may have ended; with `quiet`, gather the exits of a wave."""
-        ...
-
-    async def wait_all(self) -> None:
-        """Wait until every lane started here has ended (shutdown of a test or benchmark)."""
-        ...
-
     async def close(self) -> None:
         """Let go of connections at shutdown; lanes keep running (the next bot process adopts them)."""
         ...
+
+
+class ProbeStatus(StrEnum):
+    OK = "ok"
+    WARN = "warn"  # works, but not as configured or as well as it could
+    FAIL = "fail"  # lanes cannot run until this is fixed
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One thing `csb-bot check` looked at, and what it found, in one line (never a secret)."""
+
+    status: ProbeStatus
+    message: str
+
+
+class ExecutorSettings(BaseModel):
+    """An executor's section of the config file, `[executor.<kind>]`, with the environment merged in.
+
+    `ENV` maps a field to the environment variable that wins over it (blank: unset); `unusable` says
+    why these settings, complete, cannot run lanes (say, a required address missing from both places)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ENV: ClassVar[dict[str, str]] = {}
+
+    kind: str
+
+    def unusable(self) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class ExecutorContext:
+    """What every executor is built with besides its settings: the checkout (lanes' cwd and log
+    paths are relative to it), this bot's host, the clock, and the grace period between a stop and
+    the kill."""
+
+    repo: Path
+    host: str
+    clock: Clock
+    grace_sec: float

@@ -35,7 +35,17 @@ from bot.domain.classify import EXECUTOR_NOTE
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
 from bot.domain.outcome import EXIT_UNKNOWN
-from bot.engine.executor import RUNNING, UNSEEN, Adopted, LaneLaunch, Seen, ended
+from bot.executors.base import (
+    RUNNING,
+    UNSEEN,
+    Adopted,
+    ExecutorContext,
+    LaneLaunch,
+    LaneRef,
+    Seen,
+    ended,
+)
+from bot.executors.ray_settings import RaySettings
 from bot.rayjobs.entrypoint import lane_entrypoint, stop_env
 from bot.rayjobs.jobs_api import (
     JobInfo,
@@ -47,8 +57,6 @@ from bot.rayjobs.jobs_api import (
     RayRefused,
     RayUnreachable,
 )
-from bot.settings import ExecutorChoice
-from bot.store.models import Lane
 
 log = logging.getLogger(__name__)
 
@@ -127,23 +135,21 @@ class RayExecutor:
         # job stopped while PENDING (Ray 2.60 takes that stop and leaves the job PENDING).
         self._owed_stops: set[str] = set()
         self._contact: tuple[float, str | None] = (float("-inf"), None)  # when, and why it failed
-        # Ray tells nobody when a job ends: lanes are seen ending at the ticks
+        # Ray tells nobody when a job ends: lanes are seen ending at the ticks, and this is never called.
         self.on_exit: Callable[[], None] | None = None
 
     @classmethod
-    def for_cluster(
-        cls, choice: ExecutorChoice, repo: Path, clock: Clock, *, grace_sec: float
-    ) -> RayExecutor:
+    def for_cluster(cls, settings: RaySettings, context: ExecutorContext) -> RayExecutor:
         """The executor for the chosen head (the settings refuse `ray` without an address)."""
-        if choice.ray_address is None:
+        if settings.address is None:
             raise InfraError("the Ray executor needs the head's address (CSB_RAY_ADDRESS)")
         return cls(
-            RayJobsClient(choice.ray_address, choice.ray_token),
-            repo,
-            clock,
-            grace_sec=grace_sec,
-            lane_resource=choice.ray_lane_resource,
-            pending_sec=choice.ray_pending_sec,
+            RayJobsClient(settings.address, settings.token),
+            context.repo,
+            context.clock,
+            grace_sec=context.grace_sec,
+            lane_resource=settings.lane_resource,
+            pending_sec=settings.pending_sec,
         )
 
     def submission_id(self, job: str) -> str:
@@ -204,11 +210,11 @@ class RayExecutor:
             metadata={"csb_lane": str(launch.lane_id), "csb_job": launch.job},
         )
 
-    async def observe(self, lanes: Collection[Lane]) -> dict[int, Seen]:
+    async def observe(self, lanes: Collection[LaneRef]) -> dict[int, Seen]:
         """One listing for every lane. A lane not started or adopted here is left to `adopt`; while the
         head does not answer, lanes run elsewhere (their files and time limit decide)."""
-        mine = [lane for lane in lanes if (lane.id or 0) in self._jobs]
-        seen = {lane.id or 0: UNSEEN for lane in lanes}
+        mine = [lane for lane in lanes if (lane.id) in self._jobs]
+        seen = {lane.id: UNSEEN for lane in lanes}
         if not mine:
             return seen
         try:
@@ -216,10 +222,10 @@ class RayExecutor:
         except RayJobsError as exc:
             log.warning("Ray head unanswered; %d lanes judged by their files meanwhile: %s", len(mine), exc)
             away = Seen(known=False, elsewhere=f"the Ray head {self._ray.address}")
-            return seen | {lane.id or 0: away for lane in mine}
+            return seen | {lane.id: away for lane in mine}
         await self._resend(jobs)
         for lane in mine:
-            seen[lane.id or 0] = await self._look(lane, jobs)
+            seen[lane.id] = await self._look(lane, jobs)
         return seen
 
     async def _listing(self) -> dict[str, JobInfo]:
@@ -256,8 +262,8 @@ class RayExecutor:
                     self._ended[lane_id] = EXIT_UNKNOWN
             self._unsent.pop(lane_id, None)
 
-    async def _look(self, lane: Lane, jobs: Mapping[str, JobInfo]) -> Seen:
-        lane_id = lane.id or 0
+    async def _look(self, lane: LaneRef, jobs: Mapping[str, JobInfo]) -> Seen:
+        lane_id = lane.id
         if lane_id in self._ended:
             return ended(self._ended[lane_id])
         submission_id = self._jobs[lane_id]
@@ -276,7 +282,7 @@ class RayExecutor:
         self._ended[lane_id] = code
         return ended(code)
 
-    async def _pending_too_long(self, lane: Lane, submission_id: str) -> Seen:
+    async def _pending_too_long(self, lane: LaneRef, submission_id: str) -> Seen:
         """A job Ray has not started within `pending_sec` of its claim is failed (retried) and stopped:
         Ray 2.60 takes the stop of a PENDING job yet leaves it PENDING, so it is stopped again should
         it ever run."""
@@ -288,12 +294,12 @@ class RayExecutor:
         seconds = int(self._pending.total_seconds())
         return self._end(lane, f"Ray did not start job {submission_id} within {seconds} s (still PENDING)")
 
-    def _end(self, lane: Lane, why: str) -> Seen:
+    def _end(self, lane: LaneRef, why: str) -> Seen:
         """A lane Ray lost or never ran: ended without an exit code, its log saying why (the report's
         reason); with no trial result it is an infrastructure failure, retried."""
         log.warning("lane %s: %s", lane.id, why)
-        self._note(lane.id or 0, why)
-        self._ended[lane.id or 0] = EXIT_UNKNOWN
+        self._note(lane.id, why)
+        self._ended[lane.id] = EXIT_UNKNOWN
         return ended(EXIT_UNKNOWN)
 
     def _note(self, lane_id: int, why: str) -> None:
@@ -307,16 +313,16 @@ class RayExecutor:
         except OSError as exc:
             log.warning("lane %s: could not write to its log %s: %s", lane_id, path, exc)
 
-    async def interrupt(self, lane: Lane) -> None:
+    async def interrupt(self, lane: LaneRef) -> None:
         """Ray's stop, made SIGINT to Harbor by the job's settings; the wrapper SIGKILLs after the grace."""
         await self._stop_lane(lane)
 
-    async def kill(self, lane: Lane) -> None:
+    async def kill(self, lane: LaneRef) -> None:
         """The wrapper SIGKILLs the lane when the grace is over; a stop that never arrived is sent now."""
         await self._stop_lane(lane)
 
-    async def _stop_lane(self, lane: Lane) -> None:
-        lane_id = lane.id or 0
+    async def _stop_lane(self, lane: LaneRef) -> None:
+        lane_id = lane.id
         submission_id = self._jobs.get(lane_id)
         if submission_id is None or lane_id in self._ended:
             return
@@ -335,14 +341,14 @@ class RayExecutor:
             return False
         return True
 
-    async def adopt(self, lanes: Sequence[Lane]) -> Adopted:
+    async def adopt(self, lanes: Sequence[LaneRef]) -> Adopted:
         """Find a previous process's lanes by submission id, in one listing: a live job is watched again,
         an ended one judged, a missing one (never submitted, or the head restarted) left to the
         reconciliation. A head that does not answer fails the adoption, which is tried again."""
         jobs = await self._listing()
         adopted = Adopted()
         for lane in lanes:
-            lane_id = lane.id or 0
+            lane_id = lane.id
             submission_id = self.submission_id(job_name(lane.run_id, lane_id, lane.attempt))
             self._jobs[lane_id] = submission_id
             self._logs[lane_id] = self.log_path(lane)
@@ -355,7 +361,7 @@ class RayExecutor:
             adopted.ended.append(lane_id)
         return adopted
 
-    def log_path(self, lane: Lane) -> Path:
+    def log_path(self, lane: LaneRef) -> Path:
         return self._repo / lane.log_path
 
     def forget(self, lane_id: int) -> None:
@@ -366,6 +372,9 @@ class RayExecutor:
         self._ended.pop(lane_id, None)
         self._unsent.pop(lane_id, None)
         self._logs.pop(lane_id, None)
+
+    # Waiting for lanes (`running_count`, `wait_any`, `wait_all`) is no part of the `Executor` seam: the
+    # engine never waits. Tests and benchmarks wait, through their own `Waitable`.
 
     @property
     def running_count(self) -> int:
