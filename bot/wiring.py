@@ -28,6 +28,7 @@ from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
 from bot.slack.direct_reply import reply_now
 from bot.slack.directory import Directory
+from bot.slack.identity import SlackIdentity
 from bot.slack.inflight import InFlight
 from bot.slack.listeners.run_control import RunControlClicks
 from bot.slack.notifier import Notifier
@@ -44,6 +45,7 @@ class Bot:
     approvals: ApprovalService
     app: AsyncApp
     inflight: InFlight
+    identity: SlackIdentity
 
     async def start(self) -> None:
         await self.store.create_tables()
@@ -130,6 +132,7 @@ def build_bot(
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
     clicks = RunControlClicks(control, replies, directory, client, replays)
+    identity = SlackIdentity(client, settings.slack_api_url)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(
         settings,
@@ -141,6 +144,7 @@ def build_bot(
         HomeService(store, clock),
         clicks,
         replays,
+        identity,
         socket_mode=socket_mode,
     )
     return Bot(
@@ -152,4 +156,5 @@ def build_bot(
         approvals=approvals,
         app=app,
         inflight=inflight,
+        identity=identity,
     )
