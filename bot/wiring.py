@@ -10,6 +10,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
+from bot.csb.docker_daemon import needs_docker
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.redact import Redactor
 from bot.engine import Engine, build_engine
@@ -86,8 +87,11 @@ def build_bot(
     client: AsyncWebClient | None = None,
     environ: Mapping[str, str] | None = None,
     eager_notifier: bool = True,
+    docker: bool | None = None,
 ) -> Bot:
-    """`environ` is what lanes inherit and preflight reads (default: this process's environment)."""
+    """`environ` is what lanes inherit and preflight reads (default: this process's environment).
+    `docker`: whether lanes need the local Docker daemon (default: when Harbor's environment is Docker;
+    the playground's Harbor stand-in builds no image, so it passes False)."""
     clock = clock or SystemClock()
     environ = dict(os.environ if environ is None else environ)
     config = with_csb_default_parallel(settings.load_config(), environ, clock)
@@ -121,6 +125,7 @@ def build_bot(
         daytona=launch.harbor_env.daytona,  # HARBOR_ENV or the setting
         redact=Redactor.from_env(environ, settings.secret_values()),
         timeout_s=config.engine.preflight_timeout_sec,
+        docker=needs_docker(launch.harbor_env) if docker is None else docker,
     )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)

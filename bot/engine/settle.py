@@ -9,6 +9,7 @@ Decisions are pure (`decide`); `apply` writes a whole batch, the final statuses 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,6 +26,8 @@ from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd
 from bot.store.models import Lane, Run, RunState
+
+_CAUSE_CHARS = 160  # a pause names its cause in one short line
 
 # A run in these states may retry a lane; draining and cancelling runs start nothing new.
 RETRYING_STATES = UNSTOPPED_RUN_STATES
@@ -99,11 +102,19 @@ async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, 
             await runs.count_attempts(session, run_id, attempts=len(ran), infra=infra)
         await outbox.redraw_run(session, run_id, now)
         if infra:
-            await pause_if_failing(session, run_id, now, config)
+            causes = [
+                ending.outcome.reason for ending in ran if ending.outcome.infra and ending.outcome.reason
+            ]
+            await pause_if_failing(session, run_id, now, config, causes=causes)
 
 
-async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, config: EngineConfig) -> bool:
-    """Pause a running run whose infrastructure failure rate passed the threshold; True if it did."""
+async def pause_if_failing(
+    session: AsyncSession, run_id: int, now: datetime, config: EngineConfig, *, causes: Sequence[str] = ()
+) -> bool:
+    """Pause a running run whose infrastructure failure rate passed the threshold; True if it did.
+
+    `causes`: the reasons of this batch's infrastructure failures; the commonest is named in the pause,
+    so "Docker daemon is not running" is what the thread says to fix, not a guess at accounts."""
     row = (
         await session.execute(
             select(Run.state, Run.attempts_done, Run.infra_failures).where(Run.id == run_id)
@@ -121,6 +132,9 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
         # "paused, resume it" above a card saying "Finished" would be false.
         return False
     reason = f"{failures} of {plural(attempts, 'lane attempt')} failed on infrastructure"
+    cause = _commonest(causes)
+    if cause:
+        reason += f", last: {cause}"
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
     ):
@@ -128,10 +142,20 @@ async def pause_if_failing(session: AsyncSession, run_id: int, now: datetime, co
     text = (
         f":pause_button: Run #{run_id} is paused: {reason} (threshold "
         f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts. "
-        f"Check the accounts and Daytona, then `/csb resume {run_id}` (or cancel it)."
+        f"{'Fix that' if cause else 'Check the accounts and Daytona'}, then `/csb resume {run_id}` "
+        "(or cancel it)."
     )
     await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
     return True
+
+
+def _commonest(causes: Sequence[str]) -> str | None:
+    """The reason most failures gave (the first given, on a tie), cut to one short line."""
+    if not causes:
+        return None
+    cause = Counter(causes).most_common(1)[0][0]
+    line = " ".join(cause.split())
+    return line if len(line) <= _CAUSE_CHARS else line[: _CAUSE_CHARS - 1] + "…"
 
 
 async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:
