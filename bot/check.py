@@ -1,55 +1,17 @@
-"""`csb-bot check`: everything the bot needs before it can serve, each problem on one line."""
+"""What `serve` and `csb-bot check` both ask of a deployment: the CSB checkout, the Harbor, the Ray head."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import shutil
 from pathlib import Path
 
 from bot.csb.catalog import Catalog
-from bot.csb.harbor_probe import probe_harbor
 from bot.domain.errors import CsbBotError
 from bot.rayjobs.jobs_api import RayJobsClient, RayJobsError
-from bot.settings import BotConfig, ExecutorChoice, Settings, load_settings
+from bot.settings import ExecutorChoice, Settings
 
 # `check` is run by hand: a head that does not answer in this long is reported as not answering.
 RAY_CHECK_TIMEOUT_SEC = 5.0
-
-
-def run_checks() -> tuple[list[str], list[str]]:
-    """The problems (none means ready) and notes on what was found: the Harbor and whether it takes the
-    lane command, and the Ray head when lanes run on Ray."""
-    try:
-        settings = load_settings()
-    except CsbBotError as exc:
-        return [str(exc)], []
-    problems: list[str] = []
-    try:
-        config = settings.load_config()
-    except CsbBotError as exc:
-        problems.append(str(exc))
-        config = BotConfig()
-    checkout = checkout_problems(settings)
-    problems += checkout
-    harbor = _check_harbor(settings)
-    problems += harbor
-    notes: list[str] = []
-    if not harbor:
-        task = None if checkout else _first_task(settings)
-        probe = probe_harbor(settings.launch_config(config, os.environ), task)
-        problems += probe.problems
-        notes += probe.notes
-    try:
-        choice = settings.executor(config)
-    except CsbBotError as exc:
-        problems.append(str(exc))
-    else:
-        if choice.kind == "ray":
-            problem, note = asyncio.run(ray_head_report(choice))
-            problems += [problem] if problem else []
-            notes += [note] if note else []
-    return problems, notes
 
 
 async def ray_head_report(choice: ExecutorChoice) -> tuple[str | None, str | None]:
@@ -62,14 +24,6 @@ async def ray_head_report(choice: ExecutorChoice) -> tuple[str | None, str | Non
         except RayJobsError as exc:
             return str(exc), None
     return None, f"Ray head {ray.address} answers: Ray {version.ray_version}"
-
-
-def serve_mode() -> str:
-    """Which way `serve` will take Slack's requests, read off the tokens (checked by the settings: an
-    app-level token starts with xapp-, a bot token with xoxb-, and each is refused in the other's place)."""
-    if load_settings().slack_app_token is None:
-        return "serve will use HTTP: SLACK_APP_TOKEN is unset, so Slack posts to /slack/events"
-    return "serve will use Socket Mode: SLACK_APP_TOKEN is an app-level token (xapp-); no public URL needed"
 
 
 def checkout_problems(settings: Settings) -> list[str]:
@@ -91,7 +45,7 @@ def _first_task(settings: Settings) -> str | None:
     return tasks[0].path if tasks else None
 
 
-def _check_harbor(settings: Settings) -> list[str]:
+def harbor_problems(settings: Settings) -> list[str]:
     harbor = settings.resolved_harbor()
     found = shutil.which(harbor) if "/" not in harbor else (harbor if Path(harbor).is_file() else None)
     if found is None:

@@ -26,6 +26,8 @@ MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "store": frozenset({"domain"}),
     "rayjobs": frozenset({"domain"}),
     "check": frozenset({"domain", "csb", "rayjobs", "settings"}),
+    # `csb-bot check`'s probes look at every dependency as the parts that use it do.
+    "probes": frozenset({"domain", "csb", "rayjobs", "store", "engine", "slack", "settings", "check"}),
     "services": frozenset({"domain", "csb", "store", "settings"}),
     "engine": frozenset({"domain", "csb", "rayjobs", "store", "services", "settings"}),
     "slack": frozenset({"domain", "csb", "store", "services", "settings"}),
@@ -250,7 +252,7 @@ def test_relative_and_slack_imports_are_found() -> None:
 LOCAL_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/local_executor.py"})
 RAY_EXECUTOR_NAMERS = frozenset({"engine/factory.py", "engine/ray_executor.py"})
 # Ray's Jobs API is the Ray executor's business, and `csb-bot check`'s (it asks the head for its version).
-RAY_API_USERS = frozenset({"engine/ray_executor.py", "check.py"})
+RAY_API_USERS = frozenset({"engine/ray_executor.py", "check.py", "probes/ray.py"})
 # Finding and signalling lane processes: the local executor's business alone in the engine (CSB's
 # preflight scripts are the bot's own children, stopped by csb/).
 LANE_PROCESS_CALLS = frozenset({"find_marked", "markers_supported", "killpg"})

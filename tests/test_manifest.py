@@ -8,6 +8,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from bot.slack.scopes import BOT_SCOPES
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "tests" / "fixtures" / "slack" / "manifest.schema.1.0.0.json"
 CONTRACT_SCOPES = {
@@ -49,3 +51,8 @@ def test_schema_rejects_a_broken_manifest() -> None:
     broken = _manifest()
     del broken["display_information"]
     assert list(jsonschema.Draft7Validator(schema).iter_errors(broken))
+
+
+def test_check_asks_for_the_scopes_the_manifest_asks_for() -> None:
+    """`csb-bot check` names the scopes a token lacks against BOT_SCOPES: they must be the manifest's."""
+    assert set(_manifest()["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES) == CONTRACT_SCOPES

@@ -167,6 +167,18 @@ class RayJobsClient:
     async def version(self) -> RayVersion:
         return RayVersion.model_validate(await self._call("GET", "/api/version"))
 
+    async def alive_node_resources(self) -> list[dict[str, float]]:
+        """Each live node's total resources, from the dashboard's state API (names as Ray spells them)."""
+        answer = await self._call("GET", "/api/v0/nodes?detail=1")
+        data = answer.get("data", {}) if isinstance(answer, dict) else {}
+        listing = data.get("result", {}) if isinstance(data, dict) else {}
+        nodes = listing.get("result", []) if isinstance(listing, dict) else []
+        return [
+            {str(name): float(value) for name, value in node.get("resources_total", {}).items()}
+            for node in nodes
+            if isinstance(node, dict) and node.get("state") == "ALIVE"
+        ]
+
     async def submit(self, submission: JobSubmission) -> Submitted:
         """Submit a job; a submission_id Ray already knows is `Submitted.ALREADY`, never an error."""
         try:
