@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from bot.check import checkout_problems, run_checks, serve_mode
+from bot.check import checkout_problems
 from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
 from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
+from bot.probes import passed, print_json, print_text, run_check
 from bot.server import build_web_app
 from bot.settings import (
     DEFAULT_CONFIG,
@@ -121,6 +123,11 @@ _PLAYGROUND_ENV = _environment(
 _DB_ENV = f"{_ENV_HEAD}\n{_table([(_DATABASE[0], _DATABASE[1].format(default=_shown(DEFAULT_DATABASE)))])}"
 
 
+_CHECK_ENV = f"""{_SERVE_ENV}
+  DOCKER_HOST  where the Docker daemon is asked when HARBOR_ENV is Docker
+               (default: unix:///var/run/docker.sock)"""
+
+
 class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Option defaults shown, and the description and environment table kept as written."""
 
@@ -171,13 +178,24 @@ def _parser() -> argparse.ArgumentParser:
     playground.set_defaults(func=_playground)
     check = sub.add_parser(
         "check",
-        help="validate settings, config file and CSB checkout; exit 0 or 1",
-        description="Check what `serve` will need before it starts: the settings, the config file, the CSB\n"
-        "checkout and the Harbor found. One line per finding: · a note, ✗ a problem; exit 0 when\n"
-        "there is no problem (it then says which mode `serve` will use), else 1. It reads what\n"
-        "`serve` reads.",
-        epilog=_SERVE_ENV,
+        help="probe everything serve and the first run need; exit 0 or 1",
+        description="Probe everything `serve` and the first run depend on and print one line per finding:\n"
+        "✓ passed, · not applicable or a warning, ✗ a problem. Exit 1 on any ✗. Each probe has its own\n"
+        "time limit, so a dependency that hangs is reported, not waited on. Probes: the settings and the\n"
+        "config file (every problem); the database (reachable, schema revision); Slack (auth.test with\n"
+        "the bot token, the scopes manifest.yml asks for; apps.connections.open with SLACK_APP_TOKEN);\n"
+        "the CSB checkout (task file, configs, every task folder); Harbor (version, the lane command,\n"
+        "a sample of task.toml files); the MCP lane's credentials; Docker (when HARBOR_ENV is Docker);\n"
+        "free disk under runs/ (5 GB blocks, 20 GB recommended); account homes with live tokens; the\n"
+        "Ray head and a node offering CSB_RAY_LANE_RESOURCE (with CSB_EXECUTOR=ray).",
+        epilog=_CHECK_ENV,
         formatter_class=_Help,
+    )
+    check.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,  # a switch: no "(default: False)" in the help
+        help="print the findings as one JSON document (for automation)",
     )
     check.set_defaults(func=_check)
     database = sub.add_parser(
@@ -245,13 +263,7 @@ def _database(args: argparse.Namespace) -> int:
     return 0 if found.startable else 1
 
 
-def _check(_args: argparse.Namespace) -> int:
-    problems, notes = run_checks()
-    for line in notes:
-        print(f"· {line}")
-    for line in problems:
-        print(f"✗ {line}")
-    if not problems:
-        print("✓ settings, config file and CSB checkout look fine")
-        print(f"  {serve_mode()}")
-    return 1 if problems else 0
+def _check(args: argparse.Namespace) -> int:
+    reports = asyncio.run(run_check(os.environ))
+    (print_json if getattr(args, "json", False) else print_text)(reports, sys.stdout)
+    return 0 if passed(reports) else 1

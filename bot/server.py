@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from aiohttp import web
@@ -37,6 +38,8 @@ def build_web_app(bot: Bot, *, timers: bool = True) -> web.Application:
 def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
     async def lifecycle(_app: web.Application):  # type: ignore[no-untyped-def]
         await bot.start()
+        # In the background: HTTP answers at once, and requests never wait on Slack's Web API.
+        learning = asyncio.create_task(bot.identity.learn(), name="slack-auth-test")
         scheduler = None
         if timers:
             scheduler = start_timers(
@@ -47,6 +50,7 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
                 }
             )
         yield
+        learning.cancel()
         if scheduler is not None:
             await scheduler.stop()  # ticks under way finish first
         await bot.engine.shutdown()  # lanes run on; a successor takes the timers at once and adopts them

@@ -433,10 +433,21 @@ def _load(kind: type[_S], **overrides: Any) -> _S:
     try:
         return kind(**overrides)
     except ValidationError as exc:
-        errors = exc.errors()
-        missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]
-        # Each problem by variable name and message only: the value may hold a password or token.
-        invalid = [f"{_variable(e['loc'])}{e['msg']}" for e in errors if e["type"] != "missing"]
+        missing, invalid = _settings_errors(exc)
         parts = [f"missing environment variable(s): {', '.join(missing)}"] if missing else []
         parts += [f"invalid settings: {'; '.join(invalid)}"] if invalid else []
         raise InfraError("; ".join(parts)) from None
+
+
+def settings_problems(exc: ValidationError) -> list[str]:
+    """Each settings error on its own line (for `csb-bot check`), by variable name, never by value."""
+    missing, invalid = _settings_errors(exc)
+    return [f"missing environment variable: {name}" for name in missing] + invalid
+
+
+def _settings_errors(exc: ValidationError) -> tuple[list[str], list[str]]:
+    errors = exc.errors()
+    missing = [str(err["loc"][0]).upper() for err in errors if err["type"] == "missing"]
+    # Each problem by variable name and message only: the value may hold a password or token.
+    invalid = [f"{_variable(e['loc'])}{e['msg']}" for e in errors if e["type"] != "missing"]
+    return missing, invalid

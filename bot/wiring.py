@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.csb.catalog import Catalog
+from bot.csb.docker_daemon import needs_docker
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.redact import RedactingFilter, Redactor
 from bot.engine import Engine, build_engine
@@ -29,6 +30,7 @@ from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
 from bot.slack.direct_reply import reply_now
 from bot.slack.directory import Directory
+from bot.slack.identity import SlackIdentity
 from bot.slack.inflight import InFlight
 from bot.slack.listeners.run_control import RunControlClicks
 from bot.slack.notifier import Notifier
@@ -45,6 +47,7 @@ class Bot:
     approvals: ApprovalService
     app: AsyncApp
     inflight: InFlight
+    identity: SlackIdentity
     redact: Redactor  # every secret the bot holds, for whatever text leaves it
 
     def redact_logs(self) -> None:
@@ -91,9 +94,12 @@ def build_bot(
     client: AsyncWebClient | None = None,
     environ: Mapping[str, str] | None = None,
     eager_notifier: bool = True,
+    docker: bool | None = None,
 ) -> Bot:
     """`environ` is the bot's own environment (default: this process's): child processes get its
-    allow-listed part (`launch.base_env`); every secret in it or in the settings is redacted."""
+    allow-listed part (`launch.base_env`); every secret in it or in the settings is redacted.
+    `docker`: whether lanes need the local Docker daemon (default: when Harbor's environment is Docker;
+    the playground's Harbor stand-in builds no image, so it passes False)."""
     clock = clock or SystemClock()
     environ = os.environ if environ is None else environ
     config = with_csb_default_parallel(settings.load_config(), environ, clock)
@@ -129,6 +135,7 @@ def build_bot(
         daytona=launch.harbor_env.daytona,  # HARBOR_ENV or the setting
         redact=redact,
         timeout_s=config.engine.preflight_timeout_sec,
+        docker=needs_docker(launch.harbor_env) if docker is None else docker,
     )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
@@ -140,6 +147,7 @@ def build_bot(
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
     clicks = RunControlClicks(control, replies, directory, client, replays, requests)
+    identity = SlackIdentity(client, settings.slack_api_url)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(
         settings,
@@ -151,6 +159,7 @@ def build_bot(
         HomeService(store, clock),
         clicks,
         replays,
+        identity,
         socket_mode=socket_mode,
     )
     return Bot(
@@ -163,4 +172,5 @@ def build_bot(
         app=app,
         inflight=inflight,
         redact=redact,
+        identity=identity,
     )

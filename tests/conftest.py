@@ -10,8 +10,19 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ray_cluster
+from docker_standin import serve_docker_standin
 from postgres_cluster import Cluster, required, server_bin
 from ray_cluster import RayHead
+
+
+@pytest.fixture(scope="session", autouse=True)
+def docker_daemon() -> Iterator[str]:
+    """Every bot in the tests runs the example bench with Harbor's default environment, local Docker, so
+    its approval card asks the Docker daemon: a stand-in answers (a test wanting another sets its own)."""
+    host = serve_docker_standin()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DOCKER_HOST", host)
+        yield host
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from test_cli import bot_env, run
 
+from bot.csb.harbor_probe import PRINT_CONFIG
+
 LANE_FLAGS = ("--path", "--agent-import-path", "--model", "--jobs-dir", "--timeout-multiplier")
 
 
@@ -42,9 +44,9 @@ def test_check_names_the_version_and_dry_runs_the_lane_command(tmp_path: Path) -
     result = run(["check"], env, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert f"· harbor 9.9.9: {harbor}" in lines
-    assert any(line.startswith("· harbor accepts the lane command") for line in lines), lines
-    dry_run = calls(tmp_path)[-1]
+    assert f"✓ harbor 9.9.9: {harbor}" in lines
+    assert any(line.startswith("✓ harbor accepts the lane command") for line in lines), lines
+    (dry_run,) = [call for call in calls(tmp_path) if PRINT_CONFIG in call["argv"]]  # type: ignore[operator]
     argv = dry_run["argv"]
     assert isinstance(argv, list) and argv[0] == "run" and argv[-1] == "--print-config"
     assert all(flag in argv for flag in LANE_FLAGS), argv

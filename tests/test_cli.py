@@ -14,7 +14,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from cli_slack import BOT_TOKEN, slack_api_url
 from postgres_cluster import Cluster
+from real_harbor import HOST_ROOT_ENV
 
 from bot.settings import Settings
 from bot.store import schema
@@ -25,12 +27,18 @@ OLD_DATABASE = ROOT / "tests" / "fixtures" / "databases" / "459accd.db"
 
 
 def bot_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "CSB_"))}
+    """A deployment `check` passes: a Slack that answers, the example bench on the host (not Docker:
+    its Harbor stand-in builds nothing), a Sourcegraph token for its MCP lanes, no account homes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "CSB_", "DOCKER_"))}
     env.update(
-        SLACK_BOT_TOKEN="xoxb-cli-test-secret-value",
+        SLACK_BOT_TOKEN=BOT_TOKEN,
         SLACK_SIGNING_SECRET="cli-test-signing-secret",
+        SLACK_API_URL=slack_api_url(),
         CSB_DATABASE_URL=f"sqlite:///{tmp_path / 'cli.db'}",
         CSB_HARBOR="configs/example-bench/bin/harbor",
+        HARBOR_ENV=HOST_ROOT_ENV,
+        SOURCEGRAPH_ACCESS_TOKEN="sgp_cli_test_placeholder",
+        HOME=str(tmp_path),
     )
     env.update(extra)
     return env
@@ -103,7 +111,9 @@ def test_a_database_password_is_never_shown(tmp_path: Path) -> None:
     (line,) = unreachable.stderr.strip().splitlines()
     assert line.startswith("csb-bot: postgresql+asyncpg://bench:***@127.0.0.1:"), line
     checked = run(["check"], env, cwd=tmp_path)
-    assert checked.returncode == 0, checked.stdout
+    assert checked.returncode == 1, checked.stdout  # `serve` could not start on it: a problem
+    (problem,) = [line for line in checked.stdout.splitlines() if line.startswith("✗")]
+    assert problem.startswith("✗ database: postgresql+asyncpg://bench:***@127.0.0.1:"), problem
     refused = run(
         ["serve", "--port", "1"],
         bot_env(tmp_path, CSB_DATABASE_URL="mysql://bench:hunter2-secret@db/csb"),
@@ -202,7 +212,10 @@ def test_an_empty_token_or_secret_is_a_missing_one(tmp_path: Path, blank: str) -
     env = bot_env(tmp_path, SLACK_BOT_TOKEN=blank, SLACK_SIGNING_SECRET=blank)
     expected = "missing environment variable(s): SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET"
     assert one_line_error(run(["serve", "--port", "1"], env, tmp_path)) == f"csb-bot: {expected}"
-    assert check_problems(run(["check"], env, tmp_path)) == [expected]
+    assert check_problems(run(["check"], env, tmp_path)) == [  # one per line, the other probes still run
+        "missing environment variable: SLACK_BOT_TOKEN",
+        "missing environment variable: SLACK_SIGNING_SECRET",
+    ]
 
 
 def test_tokens_of_the_wrong_kind_are_named_without_their_value(tmp_path: Path) -> None:
@@ -211,8 +224,9 @@ def test_tokens_of_the_wrong_kind_are_named_without_their_value(tmp_path: Path) 
     assert line.startswith("csb-bot: invalid settings: ")
     assert "SLACK_BOT_TOKEN: Value error, a bot token starts with xoxb-" in line
     assert "SLACK_APP_TOKEN: Value error, an app-level token starts with xapp-" in line
-    (problem,) = check_problems(run(["check"], env, tmp_path))
-    assert "xoxb-" in problem and "xapp-" in problem
+    bot_token, app_token = check_problems(run(["check"], env, tmp_path))
+    assert bot_token.startswith("SLACK_BOT_TOKEN: Value error, a bot token starts with xoxb-")
+    assert app_token.startswith("SLACK_APP_TOKEN: Value error, an app-level token starts with xapp-")
 
 
 def test_csb_config_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:

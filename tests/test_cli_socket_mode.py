@@ -28,7 +28,7 @@ def test_check_says_which_mode_serve_will_use(tmp_path: Path) -> None:
     assert "serve will use HTTP: SLACK_APP_TOKEN is unset" in http.stdout
     socket = run(["check"], bot_env(tmp_path, SLACK_APP_TOKEN=APP_TOKEN), tmp_path)
     assert socket.returncode == 0, socket.stdout + socket.stderr
-    assert "serve will use Socket Mode: SLACK_APP_TOKEN is an app-level token (xapp-)" in socket.stdout
+    assert "✓ serve will use Socket Mode: Slack hands out a connection for SLACK_APP_TOKEN" in socket.stdout
     assert APP_TOKEN not in socket.stdout
 
 

@@ -287,6 +287,11 @@ async def test_a_pause_is_told_after_the_start(tmp_path: Path, monkeypatch: pyte
         started = [i for i, t in enumerate(texts) if "Run #1 started." in t]
         paused = [i for i, t in enumerate(texts) if "paused" in t.lower()]
         assert started and paused and started[0] < paused[0], texts
+        pause = texts[paused[0]]  # names what failed, not a guess at accounts and Daytona
+        assert "failed on infrastructure, last: " in pause and "Fix that, then `/csb resume 1`" in pause, (
+            pause
+        )
+        assert "Check the accounts and Daytona" not in pause
 
 
 async def test_a_reply_set_aside_never_holds_up_its_thread(tmp_path: Path, db_url: str) -> None:

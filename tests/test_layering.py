@@ -27,6 +27,8 @@ MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "rayjobs": frozenset({"domain"}),
     "executors": frozenset({"domain", "csb", "rayjobs"}),
     "check": frozenset({"domain", "csb", "executors", "settings"}),
+    # `csb-bot check`'s probes look at every dependency as the parts that use it do.
+    "probes": frozenset({"domain", "csb", "executors", "store", "engine", "slack", "settings", "check"}),
     "services": frozenset({"domain", "csb", "store", "settings"}),
     "engine": frozenset({"domain", "csb", "executors", "store", "services", "settings"}),
     "slack": frozenset({"domain", "csb", "store", "services", "settings"}),

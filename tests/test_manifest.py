@@ -8,6 +8,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from bot.slack.scopes import BOT_SCOPES
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "tests" / "fixtures" / "slack" / "manifest.schema.1.0.0.json"
 CONTRACT_SCOPES = {
@@ -73,3 +75,8 @@ def test_every_placeholder_is_named_as_such_in_a_comment() -> None:
     values = [line for line in text.splitlines() if placeholder in line and not line.startswith("#")]
     assert len(values) == 3 and all(line.endswith("# placeholder (HTTP only)") for line in values)
     assert text.count(placeholder) == 4  # the three, and the comment naming them
+
+
+def test_check_asks_for_the_scopes_the_manifest_asks_for() -> None:
+    """`csb-bot check` names the scopes a token lacks against BOT_SCOPES: they must be the manifest's."""
+    assert set(_manifest()["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES) == CONTRACT_SCOPES

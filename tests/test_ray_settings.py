@@ -4,7 +4,6 @@ check` asking the Ray head for its version and for a node that offers the lane r
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tomllib
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from ray_cluster import SLOTS, RayHead, free_port
+from test_cli import bot_env
 
 from bot.domain.errors import InfraError
 from bot.executors.base import Probe, ProbeStatus
@@ -101,16 +101,7 @@ def test_the_token_is_a_secret_in_settings_and_choice() -> None:
 
 
 def _check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "CSB_"))}
-    base.update(
-        SLACK_BOT_TOKEN="xoxb-ray-check",
-        SLACK_SIGNING_SECRET="ray-check-secret",
-        CSB_DATABASE_URL=f"sqlite:///{tmp_path / 'check.db'}",
-        CSB_HARBOR="configs/example-bench/bin/harbor",
-        CSB_EXECUTOR="ray",
-        CSB_RAY_TOKEN=TOKEN,
-        **env,
-    )
+    base = bot_env(tmp_path, CSB_EXECUTOR="ray", CSB_RAY_TOKEN=TOKEN, **env)
     command = [sys.executable, "-m", "bot", "check"]
     return subprocess.run(command, env=base, cwd=tmp_path, capture_output=True, text=True, timeout=60)
 
@@ -118,7 +109,7 @@ def _check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
 def test_check_reports_the_ray_head_s_version(ray_head: RayHead, tmp_path: Path) -> None:
     result = _check(tmp_path, CSB_RAY_ADDRESS=ray_head.dashboard_url)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"· Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in result.stdout.splitlines()
+    assert f"✓ Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in result.stdout.splitlines()
     assert TOKEN not in result.stdout + result.stderr
 
 

@@ -125,8 +125,9 @@ def test_check_names_the_pinned_harbor_and_it_accepts_the_lane_command(tmp_path:
     result = run(["check"], env, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert f"· harbor 0.25.0: {harbor}" in lines
-    assert any(line.startswith("· harbor accepts the lane command") for line in lines), lines
+    assert f"✓ harbor 0.25.0: {harbor}" in lines
+    assert any(line.startswith("✓ harbor accepts the lane command") for line in lines), lines
+    assert "✓ harbor loads the task.toml of 5 sampled tasks" in lines
 
 
 async def test_cancel_stops_harbor_mid_trial_and_its_cancelled_error_reads_as_cancelled(

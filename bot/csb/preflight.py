@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import ChildEnv, spawn_env
+from bot.csb.disk_space import disk_space
+from bot.csb.docker_daemon import docker_problem
 from bot.csb.paths import inside
 from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
@@ -50,6 +52,8 @@ class PreflightCheck(StrEnum):
     TASK_FOLDERS = "task_folders"
     DOCKERFILE_VARIANTS = "dockerfile_variants"
     SOURCEGRAPH_TOKEN = "sourcegraph_token"
+    DOCKER = "docker"
+    DISK = "disk"
     ACCOUNT_HEALTH = "account_health"
     DAYTONA_COST = "daytona_cost"
 
@@ -119,14 +123,18 @@ async def run_preflight(
     timeout_s: float,
     redact: Redactor,
     python: str = "python3",
+    docker: bool = False,
 ) -> PreflightReport:
-    """Every check, in the order the card lists them; scripts run with cwd the checkout.
+    """Every check, in the order the card lists them; scripts run with cwd the checkout. `docker`:
+    Harbor's environment is local Docker, so the daemon must answer, as CSB's `check-infra` asks.
 
     Whatever the scripts print passes through `redact` (the secrets in `env` and the bot's own) first.
     """
     folders = await asyncio.to_thread(_task_folders, repo, spec)
     variants = await asyncio.to_thread(_variants, repo, spec)
     findings = [_tasks(spec), folders, variants, _token(spec, env)]
+    findings.append(await _docker(env) if docker else _skipped(PreflightCheck.DOCKER, "Docker not used"))
+    findings.append(await asyncio.to_thread(_disk, repo))
     health_finding, recommended = await _account_health_finding(repo, env, python, timeout_s, redact)
     findings.append(health_finding)
     if daytona:
@@ -205,6 +213,26 @@ def _variants(repo: Path, spec: RunSpec) -> Finding:
     )
 
 
+async def _docker(env: Mapping[str, str]) -> Finding:
+    problem = await docker_problem(env)
+    if problem is not None:
+        return _block(PreflightCheck.DOCKER, problem)
+    return _ok(PreflightCheck.DOCKER, "Docker daemon answers")
+
+
+def _disk(repo: Path) -> Finding:
+    """CSB's thresholds: under 5 GB free blocks, under 20 GB warns."""
+    try:
+        space = disk_space(repo)
+    except OSError as exc:
+        return _block(PreflightCheck.DISK, f"free disk not measured: {exc.strerror or exc}")
+    if space.blocking:
+        return _block(PreflightCheck.DISK, space.describe())
+    if space.low:
+        return Finding(check=PreflightCheck.DISK, ok=False, blocking=False, message=space.describe())
+    return _ok(PreflightCheck.DISK, space.describe())
+
+
 def _stays_in(repo: Path, task_path: str) -> bool:
     try:
         inside(repo, repo / task_path)
@@ -220,7 +248,7 @@ def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
     if not mcp_lanes:
         return _skipped(PreflightCheck.SOURCEGRAPH_TOKEN, f"{TOKEN_VARIABLE} not needed: no MCP lane")
     lane = mcp_lanes[0]
-    options = _credential_options(lane.mcp_type)
+    options = credential_options(lane.mcp_type)
     present = next((option for option in options if all(env.get(name, "").strip() for name in option)), None)
     if present is not None:
         return _ok(PreflightCheck.SOURCEGRAPH_TOKEN, f"{' and '.join(present)} is set")
@@ -232,7 +260,7 @@ def _token(spec: RunSpec, env: Mapping[str, str]) -> Finding:
     )
 
 
-def _credential_options(mcp_type: str) -> list[tuple[str, ...]]:
+def credential_options(mcp_type: str) -> list[tuple[str, ...]]:
     if mcp_type.startswith("augment_"):
         return [("AUGMENT_SESSION_AUTH",), ("AUGMENT_API_TOKEN", "AUGMENT_API_URL")]
     if mcp_type == "github_remote":

@@ -9,6 +9,7 @@ Decisions are pure (`decide`); `apply` writes a whole batch, the final statuses 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,6 +29,8 @@ from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd
 from bot.store.models import Lane, Run
+
+_CAUSE_CHARS = 160  # a pause names its cause in one short line
 
 # A run in these states may retry a lane; draining and cancelling runs start nothing new.
 RETRYING_STATES = UNSTOPPED_RUN_STATES
@@ -117,7 +120,9 @@ async def pause_if_failing(
     """Pause a running run whose infrastructure failure rate passed the threshold; True if it did.
 
     The pause names the causes of its infrastructure failures (CSB's fingerprints, with the catalog's
-    advice), from this batch and the verdicts kept on the lanes that failed before."""
+    advice), from this batch and the verdicts kept on the lanes that failed before, and the commonest
+    reason this batch gave, so a failure no fingerprint knows ("Docker daemon is not running") is
+    still what the thread says to fix, not a guess at accounts."""
     row = (
         await session.execute(
             select(col(Run.state), col(Run.attempts_done), col(Run.infra_failures)).where(
@@ -140,6 +145,9 @@ async def pause_if_failing(
     reason = f"{failures} of {plural(attempts, 'lane attempt')} failed on infrastructure"
     if groups:
         reason += ": " + ", ".join(f"{group.cause.id} ×{len(group.lanes)}" for group in groups)
+    cause = _commonest([e.outcome.reason for e in batch if e.outcome.reason])
+    if cause:
+        reason += f", last: {cause}"
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
     ):
@@ -174,6 +182,15 @@ async def _infra_causes(session: AsyncSession, run_id: int, batch: Sequence[Endi
     return group_causes(
         (f"{task}/{role}", lane_cause(LaneStatus.ERRORED, verdict)) for task, role, verdict in items.values()
     )
+
+
+def _commonest(causes: Sequence[str]) -> str | None:
+    """The reason most failures gave (the first given, on a tie), cut to one short line."""
+    if not causes:
+        return None
+    cause = Counter(causes).most_common(1)[0][0]
+    line = " ".join(cause.split())
+    return line if len(line) <= _CAUSE_CHARS else line[: _CAUSE_CHARS - 1] + "…"
 
 
 async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:

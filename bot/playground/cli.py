@@ -56,7 +56,9 @@ def playground_environ() -> Mapping[str, str]:
 
 def build_playground(host: str, port: int, *, socket_mode: bool = False) -> web.Application:
     settings = playground_settings(host, port, socket_mode=socket_mode)
-    bot = build_bot(settings, environ=playground_environ())
+    # The example bench's Harbor stand-in builds no image: the card does not ask for a Docker daemon.
+    example = settings.resolved_harbor() == str(EXAMPLE_HARBOR)
+    bot = build_bot(settings, environ=playground_environ(), docker=False if example else None)
     app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else None
     standin = SlackStandin(
         bot_token=settings.slack_bot_token.get_secret_value(),

@@ -29,6 +29,7 @@ from bot.playground.socket_mode import CONNECTIONS_OPEN, SocketModeServer
 from bot.playground.surfaces import Surfaces
 from bot.playground.users import CAST, PlayUser
 from bot.playground.workspace import DEFAULT_CHANNELS, BotIdentity, Channel, SlackTs, Workspace
+from bot.slack.scopes import BOT_SCOPES, GRANTED_SCOPES_HEADER
 
 
 class SlackStandin:
@@ -48,8 +49,11 @@ class SlackStandin:
         base_url: str | None = None,
         time_fn: Callable[[], float] = time.time,
         app_token: str | None = None,
+        scopes: Iterable[str] = BOT_SCOPES,
     ) -> None:
         self.bot_token = bot_token
+        self.scopes = tuple(scopes)
+        """The bot token's granted scopes, named in every answer to a call made with it, as Slack does."""
         self.team_domain = team_domain
         self.base_url = base_url
         """Where this stand-in is served (no trailing slash); needed only to build response URLs."""
@@ -125,7 +129,7 @@ class SlackStandin:
         body = self._call(method, values, token)
         if failure is not None:
             return self._answer(method, values, _failure_body(failure, body), failure)
-        return self._answer(method, values, body)
+        return self._answer(method, values, body, granted=token == self.bot_token)
 
     def _call(self, method: str, values: dict[str, Any], token: str | None) -> dict[str, Any]:
         try:
@@ -145,10 +149,14 @@ class SlackStandin:
         values: dict[str, Any],
         body: dict[str, Any],
         failure: InjectedFailure | None = None,
+        *,
+        granted: bool = False,
     ) -> web.Response:
+        """`granted`: the call carried the bot token, so Slack names its scopes in `x-oauth-scopes`."""
         self._record(method, values, bool(body.get("ok")), body.get("error"))
         if failure is None:
-            return web.json_response(body)
+            headers = {GRANTED_SCOPES_HEADER: ",".join(self.scopes)} if granted else None
+            return web.json_response(body, headers=headers)
         if failure.answer in ("html", "text"):
             html = failure.answer == "html"
             page = "<html><body>Bad gateway</body></html>" if html else "upstream error"

@@ -70,8 +70,11 @@ class CheckRunner:
         daytona: bool,
         redact: Redactor,
         timeout_s: float,
+        docker: bool = False,
     ) -> None:
+        """`docker`: lanes build on the local Docker daemon, so the preflight asks it."""
         self._repo = repo
+        self._docker = docker
         self._env = env
         self._daytona = daytona
         self._redact = redact
@@ -86,6 +89,7 @@ class CheckRunner:
                 daytona=self._daytona,
                 timeout_s=self._timeout_s,
                 redact=self._redact,
+                docker=self._docker,
             ),
             asyncio.to_thread(missing_counterparts, self._repo, spec),
         )

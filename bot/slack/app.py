@@ -6,7 +6,8 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped, warning_token_skipped
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.services.home import HomeService
@@ -15,7 +16,8 @@ from bot.settings import Settings
 from bot.slack.commands import CommandRouter
 from bot.slack.decisions import DecisionHandler
 from bot.slack.direct_reply import dm_now
-from bot.slack.errors import describe
+from bot.slack.errors import SLACK_AWAY, describe
+from bot.slack.identity import SlackIdentity
 from bot.slack.inflight import InFlight
 from bot.slack.listeners import approval, command, home, run_control
 from bot.slack.listeners.prologue import Prologue
@@ -30,9 +32,11 @@ class _OwnClientNote(logging.Filter):
     environment and warns at every start that it is unused. That warning is expected, so not shown."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+        return record.getMessage() not in _EXPECTED_NOTES
 
 
+# Also expected: with the bot's own `authorize` (SlackIdentity), Bolt notes that it uses no token of its own.
+_EXPECTED_NOTES = frozenset({warning_client_prioritized_and_token_skipped(), warning_token_skipped()})
 _OWN_CLIENT_NOTE = _OwnClientNote()
 
 
@@ -52,20 +56,33 @@ def create_app(
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks,
     replays: ReplayGuard,
+    identity: SlackIdentity,
     *,
     socket_mode: bool,
 ) -> AsyncApp:
-    """`socket_mode`: a request Slack sends twice is acted on once (`Prologue`)."""
+    """`socket_mode`: a request Slack sends twice is acted on once (`Prologue`). `identity` authorizes
+    requests without a Web API call, so they are acknowledged even when Slack cannot be reached."""
     logging.getLogger("slack_bolt.AsyncApp").addFilter(_OWN_CLIENT_NOTE)  # once: the same filter
+
+    # A plain function: Bolt passes arguments by the parameter names it reads off the callable.
+    async def authorize(
+        enterprise_id: str | None, team_id: str | None, user_id: str | None
+    ) -> AuthorizeResult:
+        return await identity.authorize(enterprise_id, team_id, user_id)
+
     app = AsyncApp(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
+        authorize=authorize,
     )
 
     async def direct(user_id: str, text: str) -> None:
         await dm_now(client, user_id, text)
 
-    listen = Prologue(inflight, notifier, replays, direct, once_per_delivery=socket_mode)
+    def away_line() -> str | None:
+        return SLACK_AWAY if identity.unreachable else None
+
+    listen = Prologue(inflight, notifier, replays, direct, once_per_delivery=socket_mode, away_line=away_line)
     command.register(app, router, listen)
     home.register(app, home_service, listen)
     approval.register(app, decisions, listen)

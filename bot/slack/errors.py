@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 # cannot be reached (refused, restarting, cut off) takes longer, and saying so spares a person retrying.
 BUSY = ":hourglass: Database busy, try again in a moment."
 AWAY = ":hourglass: Database unavailable, try again in a minute."
+# A slash command's ack while the bot cannot reach Slack's Web API: the work is kept in the outbox.
+SLACK_AWAY = (
+    ":hourglass: Received. The bot cannot reach Slack's Web API right now; its answer follows when it can."
+)
 
 
 def outage_line(exc: BaseException) -> str | None:

@@ -31,19 +31,23 @@ class Prologue:
         direct: DirectAnswer,
         *,
         once_per_delivery: bool,
+        away_line: Callable[[], str | None] = lambda: None,
     ) -> None:
         """`once_per_delivery` (Socket Mode): a request Slack sends again is acked but not acted on
-        twice, since the ack of the first one may be what went missing."""
+        twice, since the ack of the first one may be what went missing. `away_line`: what a slash
+        command's ack says while the bot cannot reach Slack's Web API (None: nothing)."""
         self._inflight = inflight
         self._notifier = notifier
         self._replays = replays
         self._direct = direct
         self._once_per_delivery = once_per_delivery
+        self._away_line = away_line
 
     async def run(self, ack: AsyncAck, body: dict[str, Any], work: Work, *, at_once: bool = False) -> None:
         """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
         async with self._inflight.track():
-            await ack()
+            line = self._away_line() if body.get("command") else None  # only a command's ack is shown
+            await (ack(text=line) if line else ack())
             await self._work(body, work, at_once)
         self._notifier.kick()
 
