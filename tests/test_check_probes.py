@@ -42,7 +42,7 @@ def test_json_lists_every_probe_and_the_verdict(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert document["ok"] is True
     names = [probe["name"] for probe in document["probes"]]
-    expected = "settings database slack checkout harbor credentials docker disk accounts ray"
+    expected = "settings database slack checkout harbor credentials docker disk accounts executor"
     assert names == expected.split()
     assert {line["mark"] for probe in document["probes"] for line in probe["lines"]} <= {"ok", "note", "fail"}
 
@@ -198,10 +198,11 @@ def test_a_ray_head_without_the_lane_resource_is_a_problem(tmp_path: Path, ray_h
     env = bot_env(tmp_path, CSB_EXECUTOR="ray", CSB_RAY_ADDRESS=ray_head.dashboard_url)
     offered = run(["check"], {**env, "CSB_RAY_LANE_RESOURCE": "csb_slot"}, cwd=tmp_path)
     assert offered.returncode == 0, offered.stdout
-    assert "✓ 1 Ray node(s) offer csb_slot (8 in all)" in offered.stdout.splitlines()
+    assert "✓ Ray nodes offering the lane resource csb_slot: 1 (8 slots)" in offered.stdout.splitlines()
     missing = run(["check"], {**env, "CSB_RAY_LANE_RESOURCE": "gpu_slot"}, cwd=tmp_path)
     (problem,) = failures(missing)
-    assert problem.startswith("no live Ray node offers gpu_slot (CSB_RAY_LANE_RESOURCE)"), problem
+    expected = "no live Ray node offers the lane resource gpu_slot (CSB_RAY_LANE_RESOURCE"
+    assert problem.startswith(expected), problem
     assert f"✓ Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in missing.stdout.splitlines()
 
 

@@ -241,10 +241,10 @@ def test_check_probes_get_no_bot_setting_and_its_output_holds_no_secret(tmp_path
     output = result.stdout + result.stderr
     for secret in (*SECRETS, "xoxb-cli-test-secret-value"):
         assert secret not in output, output
-    assert "· harbor 9.9.9 (config: postgresql+asyncpg://csb:" + REDACTED in output, output
+    assert "✓ harbor 9.9.9 (config: postgresql+asyncpg://csb:" + REDACTED in output, output
     assert f"Ray head http://ray:{REDACTED}@127.0.0.1:9" in output, output  # the head does not answer
     probes = [json.loads(line) for line in seen.read_text().splitlines()]
-    assert len(probes) == 2  # --version and run --help
+    assert len(probes) == 3  # --version, run --help, and --help (whether it has `lint`)
     for probe in probes:
         assert not [name for name in probe if name.startswith(("CSB_", "SLACK_"))], sorted(probe)
         assert "UNLISTED_VARIABLE" not in probe and probe["CORP_CA_BUNDLE"] == "/etc/corp.pem"

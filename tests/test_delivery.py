@@ -288,9 +288,10 @@ async def test_a_pause_is_told_after_the_start(tmp_path: Path, monkeypatch: pyte
         paused = [i for i, t in enumerate(texts) if "paused" in t.lower()]
         assert started and paused and started[0] < paused[0], texts
         pause = texts[paused[0]]  # names what failed, not a guess at accounts and Daytona
-        assert "failed on infrastructure, last: " in pause and "Fix that, then `/csb resume 1`" in pause, (
-            pause
-        )
+        assert (
+            "failed on infrastructure: no_trial_result" in pause
+            and "Fix the cause, then `/csb resume 1`" in pause
+        ), pause
         assert "Check the accounts and Daytona" not in pause
 
 

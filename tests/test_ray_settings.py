@@ -178,7 +178,7 @@ def test_check_fails_on_a_lane_resource_no_node_offers(ray_head: RayHead, tmp_pa
     assert result.returncode == 1
     (line,) = [line for line in result.stdout.splitlines() if line.startswith("✗")]
     assert line.startswith("✗ no live Ray node offers the lane resource csb_none")
-    assert f"· Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in result.stdout.splitlines()
+    assert f"✓ Ray head {ray_head.dashboard_url} answers: Ray 2.60.0" in result.stdout.splitlines()
 
 
 def test_a_dead_node_or_a_node_without_a_whole_slot_offers_nothing() -> None:

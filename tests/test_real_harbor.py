@@ -51,13 +51,17 @@ def roots_left(tmp_path: Path) -> list[Path]:
 
 
 def lane_cost(repo: Path, role: str) -> float:
-    """The `cost_usd` Harbor wrote for the trials of a lane role (jobs folder `baseline-…`, else MCP)."""
+    """A lane role's cost as CSB's cost_report.py takes it when a trial has no task_metrics.json (jobs
+    folder `baseline-…`, else MCP): result.json's `n_input_tokens` × $15 and `n_output_tokens` × $75 per
+    million (Opus 4.5's prices, whatever the model), rounded to 4 places per task; Harbor's own
+    `cost_usd` is not what CSB reports."""
     total = 0.0
     for job in job_folders(repo):
         if job.parent.name.startswith("baseline") == (role == "baseline"):
             trial = trial_in_job(job)
             assert trial is not None
-            total += json.loads(trial.read_text())["agent_result"]["cost_usd"]
+            agent = json.loads(trial.read_text())["agent_result"]
+            total += round((agent["n_input_tokens"] * 15 + agent["n_output_tokens"] * 75) / 1_000_000, 4)
     return total
 
 
@@ -106,7 +110,7 @@ async def test_a_burst_of_paired_lanes_on_real_harbor_reports_harbors_verdicts(
             MERGE: ("baseline failed 0.00", "MCP passed 0.50"),  # its reference fix is partial
         }, report
         assert "baseline 1/2 (50.0 %)" in report and "MCP 2/2 (100.0 %)" in report
-        # Usage comes from the trials Harbor wrote, found by their `org/<task id>` task names.
+        # Usage comes from the trials Harbor wrote (found by their `org/<task id>` names), priced as CSB does.
         costs = re.search(r"Usage: baseline .+?, \$([\d.]+) · MCP .+?, \$([\d.]+)", report)
         assert costs is not None, report
         assert costs.groups() == (f"{lane_cost(h.repo, 'baseline'):.2f}", f"{lane_cost(h.repo, 'mcp'):.2f}")

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.csb.verdicts.fingerprints import UNKNOWN as UNKNOWN_FINGERPRINT
 from bot.domain.backoff import backoff
 from bot.domain.causes import CauseGroup, group_causes, lane_cause
 from bot.domain.outcome import LaneStatus, TrialOutcome
@@ -121,8 +122,8 @@ async def pause_if_failing(
 
     The pause names the causes of its infrastructure failures (CSB's fingerprints, with the catalog's
     advice), from this batch and the verdicts kept on the lanes that failed before, and the commonest
-    reason this batch gave, so a failure no fingerprint knows ("Docker daemon is not running") is
-    still what the thread says to fix, not a guess at accounts."""
+    reason this batch gave when a failure is one no fingerprint knows ("Docker daemon is not running"),
+    so that is what the thread says to fix, not a guess at accounts."""
     row = (
         await session.execute(
             select(col(Run.state), col(Run.attempts_done), col(Run.infra_failures)).where(
@@ -146,8 +147,8 @@ async def pause_if_failing(
     if groups:
         reason += ": " + ", ".join(f"{group.cause.id} ×{len(group.lanes)}" for group in groups)
     cause = _commonest([e.outcome.reason for e in batch if e.outcome.reason])
-    if cause:
-        reason += f", last: {cause}"
+    if cause and (not groups or any(group.cause.id == UNKNOWN_FINGERPRINT for group in groups)):
+        reason += f", last: {cause}"  # CSB's catalog does not know it: the failure's own words name it
     if not await runs.move_run(
         session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
     ):
