@@ -31,6 +31,7 @@ from bot.csb.docker_daemon import docker_problem
 from bot.csb.paths import inside
 from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
+from bot.domain.mrkdwn import clip
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 from bot.domain.words import plural
@@ -394,7 +395,7 @@ def _tail(text: str) -> str:
     if not lines:
         return ""
     last = lines[-1]
-    return last if len(last) <= _OUTPUT_LIMIT else last[: _OUTPUT_LIMIT - 1] + "…"
+    return clip(last, _OUTPUT_LIMIT)
 
 
 def _list(value: Any) -> list[Any]:
