@@ -510,3 +510,39 @@ def test_the_limit_and_cut_checks_find_what_they_look_for() -> None:
         "f'{a}…'"
     )
     assert slack_limit_copies(fine) == [] and hand_cuts(fine) == []
+
+
+def test_the_launch_and_the_dry_run_make_lane_variables_through_one_function() -> None:
+    """What the dry run shows is what the engine sets: both call `lane_vars`, and only it makes a
+    `LaneVars`."""
+    makers = {name for name, tree in sources() if calls_of(tree, "LaneVars")}
+    assert makers == {"bot/csb/lane_env.py"}, makers
+    users = {name for name, tree in sources() if calls_of(tree, "lane_vars")}
+    assert users == {"bot/engine/lane_launch.py", "bot/slack/views/replies.py"}, users
+    assert calls_of(ast.parse("v = LaneVars(home=h, config=c)\nlanes.lane_vars(repo)"), "LaneVars") == [1]
+
+
+ACCOUNT_HEALTH_HOME = "bot/csb/preflight.py"
+
+
+def names_account_health_script(tree: ast.Module) -> list[int]:
+    """A string naming CSB's account script's path, or its state file: a second way of asking it."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and ("/account_health.py" in node.value or "/account_health.json" in node.value)
+    ]
+
+
+def test_csbs_account_health_is_asked_by_one_reader() -> None:
+    """The card, `/csb accounts` and the engine's ready homes all go through `preflight.account_health`."""
+    found = {name for name, tree in sources() if names_account_health_script(tree)}
+    assert found == {ACCOUNT_HEALTH_HOME}, found
+    readers = {name for name, tree in sources() if calls_of(tree, "account_health")}
+    assert readers == {ACCOUNT_HEALTH_HOME, "bot/services/checks.py", "bot/engine/dispatch.py"}, readers
+    planted = ast.parse(
+        "argv = [python, 'scripts/infra/account_health.py', 'preflight']\nx = 'account_health'"
+    )
+    assert names_account_health_script(planted) == [1]
