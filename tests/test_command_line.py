@@ -22,7 +22,8 @@ from bot.domain.command_line import (
     parse_run_args,
 )
 from bot.domain.errors import UserInputError
-from bot.domain.help_text import RUN_EXAMPLE, SLACK_SECTION_LIMIT, help_overview, run_help
+from bot.domain.help_text import RUN_EXAMPLE, help_overview, run_help
+from bot.domain.slack_limits import MAX_SECTION_TEXT
 from bot.domain.spec import Category, Mode, RunParams
 
 SONNET = "anthropic/claude-sonnet-4-6"
@@ -256,9 +257,9 @@ def test_help_overview_lists_every_subcommand() -> None:
 
 @pytest.mark.parametrize("note", [None, "", "Here *auto* is 8 slots (4 sessions × 2 accounts).", "x" * 5000])
 def test_help_replies_fit_one_slack_section(note: str | None) -> None:
-    assert len(help_overview()) < SLACK_SECTION_LIMIT
+    assert len(help_overview()) < MAX_SECTION_TEXT
     text = run_help(note)
-    assert len(text) <= SLACK_SECTION_LIMIT
+    assert len(text) <= MAX_SECTION_TEXT
     if note and len(note) < 100:
         assert text.endswith(note)
 
@@ -296,7 +297,7 @@ def _outcome(call: Any) -> Any:
     try:
         return call()
     except UserInputError as exc:
-        assert len(exc.message) + len(exc.hint or "") < SLACK_SECTION_LIMIT
+        assert len(exc.message) + len(exc.hint or "") < MAX_SECTION_TEXT
         assert exc.message.strip()
         return ("error", exc.message, exc.hint)
 

@@ -175,7 +175,7 @@ def test_a_dry_run_prints_the_command_the_engine_would_run() -> None:
         "DAYTONA_LABEL_CONFIG": "baseline-local-direct",
         "DAYTONA_LABEL_CATEGORY": "staging",
         "BASELINE_MCP_TYPE": "none",
-        "TASK_SOURCE_DIR": task.path,
+        "TASK_SOURCE_DIR": f"/csb/{task.path}",  # absolute under the checkout, as the engine sets it
     }
     job = "csb_r<run>_l<lane>_a<attempt>"
     argv = lane_argv(launch, task.path, HAIKU, f"runs/staging/{run_dir}/baseline-local-direct", job, lane)

@@ -12,8 +12,8 @@ from test_e2e_run import card_text, labels, request_card
 from test_run_control import MERGE, PAGE, SLUG, STAGING_APPROVER_ONLY, bot, script
 
 from bot.domain.mrkdwn import escape
+from bot.domain.slack_limits import MAX_SECTION_TEXT
 from bot.playground import APPROVER, OUTSIDER, REQUESTER
-from bot.playground.blockkit_limits import MAX_SECTION_TEXT
 from bot.store import requests
 from bot.store.models import RequestState
 

@@ -21,11 +21,11 @@ from bot.csb.command import LaunchConfig
 from bot.csb.preflight import AccountHealth, AccountStatus
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
+from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.domain.words import agree, plural
 from bot.playground import check_message_blocks, check_view
-from bot.playground.blockkit_limits import MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.services.checks import CheckLine, RequestChecks
 from bot.services.queries import RunProgress
 from bot.slack.views import CardView, RunCardView, approval_card, card_fallback_text, home_tab

@@ -21,8 +21,8 @@ from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.results import RESULT_SIZE_LIMIT
 from bot.csb.trials import is_trial_folder, short_task_name, trial_task_part
 from bot.domain.classify import classify_trial
-from bot.domain.outcome import LaneStatus
 from bot.domain.spec import Mode, RunSpec
+from bot.domain.states import SCORED_LANE_STATES
 
 MANIFEST_PATH = "runs/official/MANIFEST.json"
 MANIFEST_SIZE_LIMIT = 64 * MIB  # every official run's tasks: large, but not without bound
@@ -30,7 +30,7 @@ RESULT_CATEGORIES = ("staging", "official")
 
 log = logging.getLogger(__name__)
 
-_CLEAN = frozenset({LaneStatus.PASSED, LaneStatus.FAILED})
+_CLEAN = frozenset(SCORED_LANE_STATES)
 _CLEAN_NAMES = frozenset(status.value for status in _CLEAN)
 
 # Older CSB runs name lane folders and MANIFEST keys by the eval_matrix name; the README maps them to these.

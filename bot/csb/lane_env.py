@@ -49,6 +49,38 @@ class LaneVars:
     sourcegraph_repos: str | None = None  # the MCP lane's; None leaves the inherited value alone
 
 
+def lane_vars(
+    repo: Path,
+    *,
+    home: str,
+    config: str,
+    mcp_type: str,
+    mcp_lane: bool,
+    task_path: str,
+    suite: str,
+    task_id: str,
+    jobs_dir: str,
+    dockerfile: Path | None,
+) -> LaneVars:
+    """One lane's variables, derived one way for the launch and for the dry run that shows it: the run
+    folder and category come from the lane's `--jobs-dir` (`runs/<category>/<run folder>/<config>`).
+    `dockerfile`: the Dockerfile the MCP lane will build, whose repos it is told; None where there is no
+    such file yet (a dry run copies no task), which leaves the inherited value alone."""
+    jobs = Path(jobs_dir)
+    return LaneVars(
+        home=home,
+        mcp_type=mcp_type,
+        config=config,
+        task_source_dir=absolute(repo, task_path),
+        instruction_variant=instruction_variant(config, mcp_lane=mcp_lane),
+        run_id=jobs.parent.name,
+        suite=suite,
+        task_id=task_id,
+        category=jobs.parts[1] if len(jobs.parts) > 2 else "",
+        sourcegraph_repos=sourcegraph_repos(dockerfile) if mcp_lane and dockerfile is not None else None,
+    )
+
+
 def instruction_variant(full_config: str, *, mcp_lane: bool) -> str:
     """`default` for the baseline; `mcp`, or `mcp_scip` when the full config is a SCIP one."""
     if not mcp_lane:

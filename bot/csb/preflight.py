@@ -31,6 +31,7 @@ from bot.csb.docker_daemon import docker_problem
 from bot.csb.paths import inside
 from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
+from bot.domain.mrkdwn import clip
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 from bot.domain.words import plural
@@ -39,6 +40,10 @@ log = logging.getLogger(__name__)
 
 ACCOUNT_HEALTH_SCRIPT = "scripts/infra/account_health.py"
 ACCOUNT_HEALTH_STATE = "runs/state/account_health.json"
+# What CSB's harness tells the script when it asks which homes are ready (a home whose token has under
+# 90 minutes left, or that is held or busy, is not).
+HARNESS_SESSIONS_PER_ACCOUNT = 6
+HARNESS_MIN_TOKEN_MINUTES = 90
 COST_GUARD_SCRIPT = "scripts/infra/daytona_cost_guard.py"
 TOKEN_VARIABLE = "SOURCEGRAPH_ACCESS_TOKEN"
 
@@ -104,6 +109,7 @@ class AccountHealth(BaseModel):
     summary: str
     recommended_parallel: int | None
     accounts: tuple[AccountStatus, ...]
+    ready_homes: frozenset[str] | None = None  # when asked about homes: those the report calls ready
 
     def problems(self) -> list[str]:
         """`account2: expired`-style lines for the accounts that cannot take work."""
@@ -143,17 +149,35 @@ async def run_preflight(
     return PreflightReport(findings=safe, recommended_parallel=recommended)
 
 
+def has_account_health(repo: Path) -> bool:
+    return (repo / ACCOUNT_HEALTH_SCRIPT).is_file()
+
+
 async def account_health(
-    repo: Path, env: ChildEnv, *, timeout_s: float, redact: Redactor, python: str = "python3"
+    repo: Path,
+    env: ChildEnv,
+    *,
+    timeout_s: float,
+    redact: Redactor,
+    python: str = "python3",
+    homes: Sequence[str] = (),
+    real_home: str = "",
 ) -> AccountHealth | None:
     """CSB's account verdict, or None when the checkout has no account_health.py (nothing to judge with).
+    The one reader of the script, for the card, `/csb accounts` and the engine: given `homes`, it asks as
+    the harness does before a batch, and the verdict names the homes that are ready.
 
     InfraError when the script crashes, hangs or prints something other than its JSON report.
     """
-    if not (repo / ACCOUNT_HEALTH_SCRIPT).is_file():
+    if not has_account_health(repo):
         return None
     argv = [python, ACCOUNT_HEALTH_SCRIPT, "preflight", "--format", "json"]
     argv += ["--state-file", ACCOUNT_HEALTH_STATE]
+    if homes:
+        argv += ["--real-home", real_home, "--sessions-per-account", str(HARNESS_SESSIONS_PER_ACCOUNT)]
+        argv += ["--min-token-minutes", str(HARNESS_MIN_TOKEN_MINUTES)]
+        for home in homes:
+            argv += ["--home", home]
     code, out, err = await _run_script(repo, argv, env, timeout_s, redact)
     if code not in (0, 1):
         raise InfraError(f"{ACCOUNT_HEALTH_SCRIPT} failed (exit {code}): {_tail(err or out) or 'no output'}")
@@ -167,7 +191,12 @@ async def account_health(
         accounts=tuple(
             _account(entry, redact) for entry in _list(data.get("accounts")) if isinstance(entry, dict)
         ),
+        ready_homes=_ready_homes(data.get("ready_homes")),
     )
+
+
+def _ready_homes(value: Any) -> frozenset[str] | None:
+    return frozenset(str(home) for home in value) if isinstance(value, list) else None
 
 
 def _tasks(spec: RunSpec) -> Finding:
@@ -394,7 +423,7 @@ def _tail(text: str) -> str:
     if not lines:
         return ""
     last = lines[-1]
-    return last if len(last) <= _OUTPUT_LIMIT else last[: _OUTPUT_LIMIT - 1] + "…"
+    return clip(last, _OUTPUT_LIMIT)
 
 
 def _list(value: Any) -> list[Any]:

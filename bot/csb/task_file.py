@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.csb.json_file import UnreadableJson, parse_json
 from bot.csb.regular_file import read_capped
 from bot.domain.errors import UserInputError
+from bot.domain.mrkdwn import clip
 from bot.domain.spec import TaskRef
 
 Shape = Literal["suite", "selection"]
@@ -164,7 +165,7 @@ def _control_problem(text: str) -> str | None:
 def _shown(value: str) -> str:
     """The bad value as it can be shown: quoted with escapes, and cut when long."""
     text = repr(value)
-    return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 1] + "…"
+    return clip(text, _SHOWN_LIMIT)
 
 
 def _task_toml(folder: Path) -> dict[str, Any] | None:

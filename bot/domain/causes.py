@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from bot.domain.integrity import InvalidRule, pair_invalidity
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import UNSCORED_LANE_STATES
 from bot.domain.verdict import Category, Fingerprint, LaneVerdict, ManifestRule
 
 
@@ -58,7 +59,7 @@ def lane_cause(
 ) -> Cause | None:
     """The cause of one lane's failure, or None for a lane that is a result (passed, or a genuine fail)."""
     rules = set(broken)
-    failing = status in (LaneStatus.ERRORED, LaneStatus.TIMEOUT) or bool(rules)
+    failing = status in UNSCORED_LANE_STATES or bool(rules)
     if verdict is not None and verdict.fingerprint is not None and (failing or verdict.timed_out):
         return Cause(verdict.fingerprint.id, verdict.fingerprint.category, verdict.fingerprint)
     if verdict is not None and verdict.manifest_rule is ManifestRule.ZERO_TOKEN:

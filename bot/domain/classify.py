@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+from bot.domain.mrkdwn import clip
 from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
 
 # The one exception CSB's status tool does not count as an error when the trial still has a reward.
@@ -197,7 +198,7 @@ def _last_line(text: str) -> str | None:
 
 def _shorten(text: str) -> str:
     text = text.strip()
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
+    return clip(text, _REASON_LIMIT)
 
 
 def _duration(delta: timedelta) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.domain.errors import UserInputError
 from bot.domain.limits import RUN_NUMBER_DIGITS
+from bot.domain.mrkdwn import clip
 from bot.domain.shell_words import split_words
 from bot.domain.spec import FIELD_CHARS, Mode, RunParams
 
@@ -401,7 +402,7 @@ def _listing(names: tuple[str, ...]) -> str:
 def _show(value: object) -> str:
     """User text as echoed in a reply: cut short, and without backticks that would break the code span."""
     text = str(value).replace("`", "'")
-    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+    return clip(text, _SHOWN_CHARS)
 
 
 def _error(message: str) -> UserInputError:

@@ -19,9 +19,9 @@ from bot.domain.command_line import (
 )
 from bot.domain.limits import REASON_CHARS
 from bot.domain.mrkdwn import clip, escape
+from bot.domain.slack_limits import MAX_SECTION_TEXT
 from bot.domain.spec import RunParams
 
-SLACK_SECTION_LIMIT = 3000  # characters in one section block's text
 RUN_EXAMPLE = "/csb run csb_sdlc_fix --model anthropic/claude-sonnet-4-6 --parallel 8"
 
 _SUBCOMMAND_LINES: dict[str, str] = {
@@ -61,7 +61,7 @@ def run_help(defaults_note: str | None = None) -> str:
     ]
     text = "\n".join(lines)
     if defaults_note:
-        room = SLACK_SECTION_LIMIT - len(text) - 1
+        room = MAX_SECTION_TEXT - len(text) - 1
         note = clip(defaults_note, room)
         text = f"{text}\n{note}"
     return text

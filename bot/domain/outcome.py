@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict
 
+# A lane's status lives with the other state machines; it is the outcome's status, so it is named here too.
+from bot.domain.states import LaneStatus as LaneStatus
 from bot.domain.verdict import LaneVerdict
-
-
-class LaneStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    PASSED = "passed"
-    FAILED = "failed"
-    ERRORED = "errored"
-    TIMEOUT = "timeout"
-    CANCELLED = "cancelled"
-
-    @property
-    def is_final(self) -> bool:
-        return self not in (LaneStatus.QUEUED, LaneStatus.RUNNING)
-
 
 # The exit code recorded for a lane whose end its executor did not see (adopted after a restart, a job
 # its cluster ended). Not -1, which is how a process killed by SIGHUP exits.

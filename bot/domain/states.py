@@ -1,7 +1,8 @@
-"""The states of a request and of a run, the groups the code asks about, and the moves allowed.
+"""The states of a request, a run and a lane, the groups the code asks about, and the moves allowed.
 
-Every state change is one guarded UPDATE in the store (`requests.decide`, `runs.move_run`), and those
-refuse a move this table does not allow: the table is the state machine, not a description of it.
+Every state change is one guarded UPDATE in the store (`requests.decide`, `runs.move_run`, the lane moves
+in `lanes.py`), and those refuse a move these tables do not allow: the tables are the state machine, not a
+description of it. A group of states is written here once and named for the question it answers.
 """
 
 from __future__ import annotations
@@ -29,6 +30,22 @@ class RunState(StrEnum):
     @property
     def is_final(self) -> bool:
         return self in FINAL_RUN_STATES
+
+
+class LaneStatus(StrEnum):
+    """A lane's state: waiting, running, then one of CSB's results, or cancelled (never ran to an end)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in UNFINISHED_LANE_STATES
 
 
 # A request is decided once: approved (and its run queued), rejected, or expired unanswered.
@@ -76,6 +93,32 @@ RUN_TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     RunState.FINISHED: frozenset(),
     RunState.CANCELLED: frozenset(),
 }
+
+
+# Lanes still to run or running: a run with one of these has not ended.
+UNFINISHED_LANE_STATES = (LaneStatus.QUEUED, LaneStatus.RUNNING)
+# Lanes with a reward CSB scores: a pass or a genuine fail.
+SCORED_LANE_STATES = (LaneStatus.PASSED, LaneStatus.FAILED)
+# Lanes that ended without a reward: the card and the report say why instead.
+UNSCORED_LANE_STATES = (LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+# Lanes that ran to an end (cancelled ones did not): they count towards progress and durations.
+COMPLETED_LANE_STATES = (*SCORED_LANE_STATES, *UNSCORED_LANE_STATES)
+# Lanes a rerun runs again: everything that ran to an end but did not pass.
+RERUNNABLE_LANE_STATES = (LaneStatus.FAILED, *UNSCORED_LANE_STATES)
+
+LANE_TRANSITIONS: dict[LaneStatus, frozenset[LaneStatus]] = {
+    # claimed and started; cancelled before it started
+    LaneStatus.QUEUED: frozenset({LaneStatus.RUNNING, LaneStatus.CANCELLED}),
+    # ended with CSB's result or stopped by a cancel; queued again to retry an infrastructure failure
+    LaneStatus.RUNNING: frozenset({LaneStatus.QUEUED, *COMPLETED_LANE_STATES, LaneStatus.CANCELLED}),
+    **{state: frozenset() for state in (*COMPLETED_LANE_STATES, LaneStatus.CANCELLED)},
+}
+
+
+def check_lane_move(from_state: LaneStatus, to: LaneStatus) -> None:
+    """Raise ValueError for a guarded lane move the table does not allow."""
+    if to not in LANE_TRANSITIONS[from_state]:
+        raise ValueError(f"a lane never moves from {from_state} to {to}")
 
 
 def check_run_move(from_states: Collection[RunState], to: RunState) -> None:

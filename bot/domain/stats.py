@@ -18,9 +18,10 @@ from typing import TypeVar
 
 from bot.domain.integrity import Invalidity, pair_invalidity
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import SCORED_LANE_STATES
 from bot.domain.verdict import LaneVerdict
 
-_SCORED = (LaneStatus.PASSED, LaneStatus.FAILED)
+_SCORED = SCORED_LANE_STATES
 _Num = TypeVar("_Num", int, float)
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.account_ready import has_account_health, ready_homes
 from bot.csb.command import LaunchConfig
+from bot.csb.preflight import account_health, has_account_health
 from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 WHY_SHOWN = 500  # the executor's reason, in a thread note
 
 READY_HOMES_EVERY_SEC = 300.0
+READY_HOMES_TIMEOUT_SEC = 60.0
 
 
 @dataclass(frozen=True)
@@ -135,12 +136,23 @@ class Dispatcher:
             return
         self._ready_checked = time.monotonic()
         real_home = self._launch.base_env.get("HOME", str(Path.home()))
+        env = self._launch.base_env
         try:
-            self._ready = await asyncio.to_thread(
-                ready_homes, repo, self._pool.homes, real_home, self._launch.base_env
+            health = await account_health(
+                repo,
+                env,
+                timeout_s=READY_HOMES_TIMEOUT_SEC,
+                redact=Redactor.from_env(env),
+                homes=self._pool.homes,
+                real_home=real_home,
             )
         except InfraError as exc:
             log.warning("account readiness unknown, keeping the last verdict: %s", exc)
+            return
+        if health is None or health.ready_homes is None:
+            log.warning("account readiness unknown, keeping the last verdict: the report has no ready_homes")
+            return
+        self._ready = health.ready_homes
 
     async def check_executor(self) -> None:
         """Starting lanes pauses while the executor cannot run them (say, its cluster's head does not

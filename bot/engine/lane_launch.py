@@ -16,9 +16,8 @@ from bot.csb.lane_env import (
     LaneVars,
     absolute,
     batch_env,
-    instruction_variant,
     lane_env,
-    sourcegraph_repos,
+    lane_vars,
 )
 from bot.csb.paths import LaunchPaths
 from bot.csb.task_copy import DOCKERFILE, copy_path, lane_task_path
@@ -75,19 +74,17 @@ class LaneLauncher:
         )
 
     def _lane_vars(self, lane: Lane, home: str, task_path: str) -> LaneVars:
+        """`task_path`: the task as this lane runs it (its copy, if any), whose Dockerfile it builds."""
         cfg = self._launch
-        mcp = lane.role == LaneRole.MCP
-        jobs = Path(lane.jobs_dir)
-        dockerfile = Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE
-        return LaneVars(
+        return lane_vars(
+            cfg.repo,
             home=home,
-            mcp_type=lane.mcp_type,
             config=lane.config,
-            task_source_dir=absolute(cfg.repo, lane.task_path),
-            instruction_variant=instruction_variant(lane.config, mcp_lane=mcp),
-            run_id=jobs.parent.name,
+            mcp_type=lane.mcp_type,
+            mcp_lane=lane.role == LaneRole.MCP,
+            task_path=lane.task_path,
             suite=lane.suite,
             task_id=lane.task_id,
-            category=jobs.parts[1] if len(jobs.parts) > 2 else "",
-            sourcegraph_repos=sourcegraph_repos(dockerfile) if mcp else None,
+            jobs_dir=lane.jobs_dir,
+            dockerfile=Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE,
         )

@@ -1,30 +1,33 @@
 """Block Kit limits Slack enforces on the server side, checked the same way here.
 
 A card that renders in the playground but that Slack would refuse is the worst kind of surprise, so
-the stand-in refuses it too. Everything here is pure: a payload goes in, Slack-worded errors come out,
-each ending in a JSON pointer (`[json-pointer:/blocks/0/text/text]`) as in Slack's `errors` list.
+the stand-in refuses it too, by the numbers the views cut to (`bot/domain/slack_limits.py`). Everything
+here is pure: a payload goes in, Slack-worded errors come out, each ending in a JSON pointer
+(`[json-pointer:/blocks/0/text/text]`) as in Slack's `errors` list.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-MAX_MESSAGE_BLOCKS = 50
-MAX_VIEW_BLOCKS = 100
-MAX_MESSAGE_TEXT = 40_000
-MAX_SECTION_TEXT = 3000
-MAX_SECTION_FIELDS = 10
-MAX_FIELD_TEXT = 2000
-MAX_HEADER_TEXT = 150
-MAX_CONTEXT_ELEMENTS = 10
-MAX_ACTIONS_ELEMENTS = 25
-MAX_BUTTON_TEXT = 75
-MAX_BUTTON_VALUE = 2000
-MAX_URL = 3000
-MAX_ID = 255
-MAX_LABEL = 2000
-MAX_VIEW_TITLE = 24
-MAX_PRIVATE_METADATA = 3000
+from bot.domain.slack_limits import (
+    MAX_ACTIONS_ELEMENTS,
+    MAX_BUTTON_TEXT,
+    MAX_BUTTON_VALUE,
+    MAX_CONTEXT_ELEMENTS,
+    MAX_FIELD_TEXT,
+    MAX_HEADER_TEXT,
+    MAX_ID,
+    MAX_LABEL,
+    MAX_MESSAGE_BLOCKS,
+    MAX_MESSAGE_TEXT,
+    MAX_PRIVATE_METADATA,
+    MAX_SECTION_FIELDS,
+    MAX_SECTION_TEXT,
+    MAX_URL,
+    MAX_VIEW_BLOCKS,
+    MAX_VIEW_TITLE,
+)
 
 BLOCK_TYPES = frozenset(
     {

@@ -10,10 +10,12 @@ from bot.csb.verdicts.fingerprints import RESULT_JSON_CORRUPT
 from bot.domain.causes import OTHER_CATEGORY, OtherCause
 from bot.domain.errors import UserInputError
 from bot.domain.limits import REASON_CHARS, RUN_NUMBER_DIGITS
+from bot.domain.mrkdwn import clip
 from bot.domain.outcome import LaneStatus
+from bot.domain.states import RERUNNABLE_LANE_STATES
 from bot.domain.verdict import Category
 
-RERUNNABLE = (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+RERUNNABLE = RERUNNABLE_LANE_STATES
 CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
 RESUME_USAGE = "/csb resume <run>"
 STATUS_USAGE = "/csb status [run]"
@@ -125,4 +127,4 @@ def parse_run_id(word: str, usage: str) -> int:
 
 def _show(text: str) -> str:
     text = text.replace("`", "'") or "nothing"
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    return clip(text, _SHOWN)

@@ -26,7 +26,13 @@ from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
-from bot.domain.states import CANCELLABLE_RUN_STATES, UNSTOPPED_RUN_STATES, RequestState, RunState
+from bot.domain.states import (
+    CANCELLABLE_RUN_STATES,
+    SCORED_LANE_STATES,
+    UNSTOPPED_RUN_STATES,
+    RequestState,
+    RunState,
+)
 from bot.domain.verdict import LaneVerdict, stored_verdict
 from bot.domain.words import agree, plural
 from bot.services.control_args import CANCEL_USAGE, INVALID, STATUS_USAGE, check_reason
@@ -300,8 +306,7 @@ def _rerun_lanes(
 
 def _not_counted(ends: dict[str, tuple[LaneStatus, LaneVerdict | None]]) -> bool:
     """A complete pair that CSB's curation rules leave out of the statistics."""
-    scored = (LaneStatus.PASSED, LaneStatus.FAILED)
-    if len(ends) < 2 or any(state not in scored for state, _ in ends.values()):
+    if len(ends) < 2 or any(state not in SCORED_LANE_STATES for state, _ in ends.values()):
         return False
     baseline, mcp = ends.get("baseline"), ends.get("mcp")
     return bool(pair_invalidity(baseline[1] if baseline else None, mcp[1] if mcp else None))

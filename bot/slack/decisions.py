@@ -5,6 +5,8 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.errors import CsbBotError, UserInputError
+from bot.domain.mrkdwn import clip
+from bot.domain.slack_limits import MAX_LABEL
 from bot.domain.spec import RunSpec
 from bot.services.approvals import ApprovalService
 from bot.services.replays import ReplayGuard
@@ -95,7 +97,7 @@ class DecisionHandler:
         except FormErrors as exc:
             return exc.errors
         except CsbBotError as exc:
-            return {_field_for(str(exc)): describe(exc)[:2000]}
+            return {_field_for(str(exc)): clip(describe(exc), MAX_LABEL)}
         return None
 
     @staticmethod

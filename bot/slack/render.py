@@ -14,6 +14,7 @@ from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
 from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.states import RERUNNABLE_LANE_STATES
 from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
 from bot.services.checks import RequestChecks
@@ -58,7 +59,7 @@ async def _rerun_note(session: AsyncSession, request: RunRequest) -> str | None:
     lanes = [lane for lane in await runs.run_lanes(session, request.rerun_of) if lane.task_id in tasks]
     counts = [
         f"{sum(1 for lane in lanes if lane.state is status)} {status.value}"
-        for status in (LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+        for status in RERUNNABLE_LANE_STATES
     ]
     if counts[-1].startswith("0 "):
         counts.pop()  # timeouts are named only when there were some

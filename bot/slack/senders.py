@@ -19,6 +19,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
+from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
 from bot.slack import render
 from bot.slack.followups import Followups
 from bot.slack.home_loader import load_home
@@ -35,8 +36,6 @@ from bot.store.db import Store
 from bot.store.models import OutboxItem, OutboxKind, RunRequest
 
 log = logging.getLogger(__name__)
-
-MAX_MESSAGE_BLOCKS = 50
 
 
 class Senders:

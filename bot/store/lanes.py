@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.domain.states import RunState
+from bot.domain.states import UNFINISHED_LANE_STATES, RunState, check_lane_move
 from bot.domain.verdict import LaneVerdict
 from bot.store.models import Lane, Run
 from bot.store.narrow import rowcount, table_of
@@ -165,13 +165,19 @@ def _guarded(state: LaneStatus) -> Any:
     return update(table_of(Lane)).where(lanes.id == bindparam("b_id"), lanes.state == state)
 
 
+def _moving(from_state: LaneStatus, to: LaneStatus) -> Any:
+    """The guarded UPDATE of one lane move; a move the table (`bot/domain/states.py`) does not allow is a
+    bug, refused here as `runs.move_run` refuses one for runs."""
+    check_lane_move(from_state, to)
+    return _guarded(from_state).values(state=to)
+
+
 def _column_param(name: str, column: str) -> Any:
     """A per-lane value, typed as its column (a state's value, a UTC time) like a plain value would be."""
     return bindparam(name, type_=table_of(Lane).c[column].type)
 
 
-_CLAIM = _guarded(LaneStatus.QUEUED).values(
-    state=LaneStatus.RUNNING,
+_CLAIM = _moving(LaneStatus.QUEUED, LaneStatus.RUNNING).values(
     finished_at=None,
     account=_column_param("b_account", "account"),
     marker=_column_param("b_marker", "marker"),
@@ -203,6 +209,10 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
     `state = 'running'` all the same), so a caller that read a lane as running when another had
     already settled it learns exactly which of its endings took effect, and counts nothing twice.
     """
+    for end in ends:
+        check_lane_move(LaneStatus.RUNNING, end.outcome.status)
+        if not end.outcome.status.is_final:  # running → queued is a retry (`requeue_lane`), not an end
+            raise ValueError(f"a lane never ends {end.outcome.status}")
     moved = await _lock_in_state(session, [end.lane_id for end in ends], LaneStatus.RUNNING)
     rows: list[dict[str, Any]] = [
         {
@@ -274,6 +284,7 @@ async def requeue_lane(
     """Running → queued again: an infrastructure failure to retry, or a process lost across a restart.
 
     The failed attempt's verdicts are kept until the next attempt ends (a pause names their causes)."""
+    check_lane_move(LaneStatus.RUNNING, LaneStatus.QUEUED)
     result = await session.execute(
         _update(Lane)
         .where(col(Lane.id) == lane_id, col(Lane.state) == LaneStatus.RUNNING)
@@ -315,6 +326,7 @@ async def note_killed(session: AsyncSession, lane_id: int, now: datetime) -> boo
 
 
 async def cancel_queued_lanes(session: AsyncSession, run_id: int, now: datetime, reason: str) -> int:
+    check_lane_move(LaneStatus.QUEUED, LaneStatus.CANCELLED)
     result = await session.execute(
         _update(Lane)
         .where(col(Lane.run_id) == run_id, col(Lane.state) == LaneStatus.QUEUED)
@@ -324,7 +336,7 @@ async def cancel_queued_lanes(session: AsyncSession, run_id: int, now: datetime,
 
 
 async def has_unfinished_lanes(session: AsyncSession, run_id: int) -> bool:
-    return await _has_lanes_in(session, run_id, (LaneStatus.QUEUED, LaneStatus.RUNNING))
+    return await _has_lanes_in(session, run_id, UNFINISHED_LANE_STATES)
 
 
 async def has_running_lanes(session: AsyncSession, run_id: int) -> bool:

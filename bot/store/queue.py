@@ -16,13 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus
-from bot.domain.states import STARTABLE_RUN_STATES, RunState
+from bot.domain.states import COMPLETED_LANE_STATES, STARTABLE_RUN_STATES, UNFINISHED_LANE_STATES, RunState
 from bot.store import lease, runs
 from bot.store.models import Lane, Run
 
 DURATION_SAMPLE = 200  # recent finished lanes the mean duration is taken over
 DEFAULT_SLOTS = 4  # until an engine has published its slot pool in the lease row
-_MEASURED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+_MEASURED = COMPLETED_LANE_STATES
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ async def _work_ahead(
 async def _lane_counts(session: AsyncSession) -> tuple[dict[int, int], dict[int, int]]:
     rows = await session.execute(
         select(col(Lane.run_id), col(Lane.state), func.count())
-        .where(col(Lane.state).in_([LaneStatus.QUEUED, LaneStatus.RUNNING]))
+        .where(col(Lane.state).in_(list(UNFINISHED_LANE_STATES)))
         .group_by(col(Lane.run_id), col(Lane.state))
     )
     queued: dict[int, int] = {}

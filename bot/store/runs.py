@@ -19,6 +19,7 @@ from bot.domain.states import (
     ACTIVE_RUN_STATES,
     STOPPING_RUN_STATES,
     UNDER_WAY_RUN_STATES,
+    UNFINISHED_LANE_STATES,
     RunState,
     check_run_move,
 )
@@ -124,7 +125,7 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
     rows = await session.execute(
         select(Run).where(
             or_(
-                col(Run.state).in_(UNDER_WAY_RUN_STATES) & ~lanes_in(LaneStatus.QUEUED, LaneStatus.RUNNING),
+                col(Run.state).in_(UNDER_WAY_RUN_STATES) & ~lanes_in(*UNFINISHED_LANE_STATES),
                 col(Run.state).in_(STOPPING_RUN_STATES) & ~lanes_in(LaneStatus.RUNNING),
             )
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.csb.json_file import MIB
 from bot.csb.verdicts.bounded_read import Notes, read_object, transcript_blocks
+from bot.domain.mrkdwn import clip
 
 TRANSCRIPT = Path("agent") / "claude-code.txt"
 TRAJECTORY = Path("agent") / "trajectory.json"
@@ -159,4 +160,4 @@ def _trajectory_counts(data: dict[str, Any] | None) -> tuple[int, int] | None:
 
 def _text(line: bytes) -> str:
     text = line.decode("utf-8", errors="replace").strip()
-    return text if len(text) <= _ERROR_TEXT_LIMIT else text[: _ERROR_TEXT_LIMIT - 1] + "…"
+    return clip(text, _ERROR_TEXT_LIMIT)

@@ -11,13 +11,14 @@ from datetime import datetime
 
 from bot.domain.mrkdwn import clip as clip  # re-exported: the views cut and escape through this module
 from bot.domain.mrkdwn import escape as escape
+from bot.domain.slack_limits import MAX_FIELD_TEXT, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.domain.spec import RunSpec
 
-# Slack's limits (api.slack.com/reference/block-kit), as slack_sdk and the playground enforce them.
-SECTION_LIMIT = 3000
-FIELD_LIMIT = 2000
-CONTEXT_LIMIT = 2000
-MESSAGE_TEXT_LIMIT = 40_000
+# The limits of the places a view's text goes (`bot/domain/slack_limits.py`), by the names the views use.
+SECTION_LIMIT = MAX_SECTION_TEXT
+FIELD_LIMIT = MAX_FIELD_TEXT
+CONTEXT_LIMIT = MAX_FIELD_TEXT  # a context element's text: kept to a field's, well inside a section's
+MESSAGE_TEXT_LIMIT = MAX_MESSAGE_TEXT
 VALUE_LIMIT = 300  # one user-supplied value inline (model, path, reason on a card line)
 
 

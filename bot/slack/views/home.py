@@ -17,13 +17,12 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.domain.slack_limits import MAX_VIEW_BLOCKS
 from bot.domain.words import plural
 from bot.slack.ids import ActionId
 from bot.slack.payloads import decision_value
 from bot.slack.views.format import SECTION_LIMIT, clip, code, user
 from bot.slack.views.run_card import progress_bar
-
-MAX_BLOCKS = 100  # Slack's limit for a home tab
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def home_tab(home: HomeView) -> View:
     blocks += [DividerBlock(), _queue(home)]
     blocks += [DividerBlock(), *_official(home.official)]
     blocks += [] if home.set_aside is None else [_section(f"*Messages set aside*: {home.set_aside}")]
-    return View(type="home", blocks=blocks[:MAX_BLOCKS])
+    return View(type="home", blocks=blocks[:MAX_VIEW_BLOCKS])
 
 
 def _section(text: str) -> SectionBlock:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.csb.command import LaunchConfig, job_name, jobs_dir, lane_argv, run_dir_name, shell_line
-from bot.csb.lane_env import LaneVars, instruction_variant, lane_env
-from bot.csb.preflight import AccountHealth
+from bot.csb.lane_env import lane_env, lane_vars
+from bot.csb.preflight import ACCOUNT_HEALTH_SCRIPT, AccountHealth
 from bot.csb.task_copy import SG_ONLY
 from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import Category, LanePlan, LaneRole, RunSpec, TaskRef
@@ -68,22 +68,23 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> lis
 def _planned_command(spec: RunSpec, task: TaskRef, lane: LanePlan, launch: LaunchConfig) -> str:
     """The lane's command as the engine would build it, with placeholders for what approval decides
     (the time, the run and lane numbers, the account's HOME)."""
-    category = spec.params.category.value
     run_dir = run_dir_name(task.suite, spec.params.model, "<time>", "<run>")
+    jobs = jobs_dir(spec.params.category.value, run_dir, lane.config)
     job = job_name("<run>", "<lane>", "<attempt>")
-    lane_vars = LaneVars(
+    variables = lane_vars(
+        launch.repo,
         home="<account home>",
-        mcp_type=lane.mcp_type,
         config=lane.config,
-        task_source_dir=task.path,
-        instruction_variant=instruction_variant(lane.config, mcp_lane=lane.role is LaneRole.MCP),
-        run_id=run_dir,
+        mcp_type=lane.mcp_type,
+        mcp_lane=lane.role is LaneRole.MCP,
+        task_path=task.path,
         suite=task.suite,
         task_id=task.task_id,
-        category=category,
+        jobs_dir=jobs,
+        dockerfile=None,
     )
-    env = lane_env(launch.base_env, lane_vars)
-    argv = lane_argv(launch, task.path, spec.params.model, jobs_dir(category, run_dir, lane.config), job, env)
+    env = lane_env(launch.base_env, variables)
+    argv = lane_argv(launch, task.path, spec.params.model, jobs, job, env)
     return shell_line(argv, {name: env[name] for name in ("BASELINE_MCP_TYPE", "INSTRUCTION_VARIANT")})
 
 
@@ -172,7 +173,7 @@ def _audit_line(event: AuditEvent) -> str:
 def accounts_text(health: AccountHealth | None) -> str:
     if health is None:
         return (
-            "This CSB checkout has no `scripts/infra/account_health.py`, so the bot does not judge accounts "
+            f"This CSB checkout has no `{ACCOUNT_HEALTH_SCRIPT}`, so the bot does not judge accounts "
             "and does not block launches on them."
         )
     verdict = ":white_check_mark: ok to launch" if health.ok_to_launch else ":no_entry: not ok to launch"

@@ -24,8 +24,9 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.domain.causes import CauseGroup, group_causes, pair_causes
-from bot.domain.outcome import LaneStatus
+from bot.domain.slack_limits import MAX_HEADER_TEXT, MAX_MESSAGE_BLOCKS
 from bot.domain.spec import LaneRole
+from bot.domain.states import UNSCORED_LANE_STATES
 from bot.domain.stats import (
     LaneResult,
     LaneTotals,
@@ -47,9 +48,7 @@ from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
 from bot.slack.views.integrity import integrity_lines, invalidity_words
 
-MAX_BLOCKS = 50
 MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
-MAX_HEADER = 150
 SUITE_CHARS = 7_000  # the per-suite statistics never crowd the task list out entirely
 LANE_LABEL = {LaneRole.BASELINE: "baseline", LaneRole.MCP: "MCP"}
 PAIRED_GROUPS = (
@@ -95,7 +94,7 @@ def paired_report(view: ReportView) -> ReportMessage:
     if causes:
         curation += ["*Failures by cause*", *causes]
     head = [*_heading(view), *_statistics(view, overall, curation), DividerBlock()]
-    blocks_left = MAX_BLOCKS - len(head) - 1
+    blocks_left = MAX_MESSAGE_BLOCKS - len(head) - 1
     chars_left = MAX_BLOCK_CHARS - _chars(head) - _TRAILER_CHARS
     groups = [
         (label, [task_line(pair, view.single_lane) for pair in pairs]) for label, pairs in _task_groups(view)
@@ -140,7 +139,7 @@ def _heading(view: ReportView) -> list[Block]:
     if view.single_lane:
         context += f" · {LANE_LABEL[view.single_lane]} lane only, so no paired statistics"
     blocks: list[Block] = [
-        HeaderBlock(text=clip(title, MAX_HEADER)),
+        HeaderBlock(text=clip(title, MAX_HEADER_TEXT)),
         ContextBlock(elements=[MarkdownTextObject(text=clip(context, CONTEXT_LIMIT))]),
     ]
     if view.cancelled:
@@ -171,7 +170,7 @@ def _statistics(view: ReportView, overall: PairedSummary | None, curation: list[
         else _suite_text(suite, summarize(pairs))
         for suite, pairs in suites.items()
     ]
-    packed, fitted = _pack(texts, sep="\n\n", max_sections=MAX_BLOCKS // 4, max_chars=SUITE_CHARS)
+    packed, fitted = _pack(texts, sep="\n\n", max_sections=MAX_MESSAGE_BLOCKS // 4, max_chars=SUITE_CHARS)
     if fitted < len(texts):
         packed.append(f"… {len(texts) - fitted} more suites not shown")
     return [*blocks, *(SectionBlock(text=MarkdownTextObject(text=text)) for text in packed)]
@@ -298,7 +297,7 @@ def _lane(pair: PairOutcome, role: LaneRole) -> LaneResult:
 
 
 def _lane_words(role: LaneRole, result: LaneResult) -> str:
-    if result.status in (LaneStatus.ERRORED, LaneStatus.TIMEOUT):  # no reward: say why instead
+    if result.status in UNSCORED_LANE_STATES:  # no reward: say why instead
         why = shown(result.reason or "no reason recorded", REASON_SHOWN)
         return f"{LANE_LABEL[role]} {result.status.value} ({why})"
     return f"{LANE_LABEL[role]} {result.status.value} {reward(result.reward)}"

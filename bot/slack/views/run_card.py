@@ -9,14 +9,20 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, Markdown
 
 from bot.domain.causes import CauseGroup
 from bot.domain.outcome import LaneStatus
-from bot.domain.states import CANCELLABLE_RUN_STATES, RUN_STATES_WITH_ETA, STOPPING_RUN_STATES, RunState
+from bot.domain.states import (
+    CANCELLABLE_RUN_STATES,
+    COMPLETED_LANE_STATES,
+    RUN_STATES_WITH_ETA,
+    STOPPING_RUN_STATES,
+    RunState,
+)
 from bot.domain.words import plural
 from bot.slack.ids import ActionId
 from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import SECTION_LIMIT, clip, shown, user
 
 BAR_WIDTH = 20
-_COUNTED = (LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED, LaneStatus.TIMEOUT)
+_COUNTED = COMPLETED_LANE_STATES
 REASON_SHOWN = 1500  # the audit trail keeps a stop reason whole
 ROLE_LABEL = {"baseline": "baseline", "mcp": "MCP"}
 
