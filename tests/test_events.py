@@ -18,6 +18,7 @@ from bot.domain.events import (
     RunResumed,
     RunStopped,
     RunVoided,
+    StillWaiting,
 )
 from bot.slack.views.events import EVENT_VIEWS, event_text, stored_text
 
@@ -44,6 +45,9 @@ SAMPLES = [
     AfterBatchRan(metrics_written=1, metrics_failed=0),
     NotInChannel(request_id=9),
     RequestEdited(user="U1", revision=2, change="model: a → <b>"),
+    StillWaiting(request_id=7, anyone=False, users=("U1",), usergroups=("S1",)),
+    StillWaiting(request_id=7, anyone=True),
+    StillWaiting(request_id=7, anyone=False),
 ]
 
 
@@ -112,6 +116,11 @@ def test_the_views_word_events_as_the_thread_showed_them() -> None:
     )
     assert "Invite me with `/invite @csb`" in words[9]
     assert words[10] == "Edited by <@U1> (revision 2): model: a → &lt;b&gt;"
+    assert words[11] == "Request #7 is still waiting for approval. Approvers: <@U1>, <!subteam^S1>."
+    assert words[12] == "Request #7 is still waiting for approval. Anyone in the channel may approve it."
+    assert (
+        words[13] == "Request #7 is still waiting for approval. No approver is configured for this category."
+    )
     assert PAUSED.reason() == (
         "4 of 5 lane attempts failed on infrastructure: api_rate_limit ×3, crash ×1, "
         "last: Docker daemon is not running"

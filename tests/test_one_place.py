@@ -407,8 +407,7 @@ SLACK_WORDS_ALLOWED = {
     ("bot/engine/pinning.py", "describe_drift"),
     # A check's blocking reason is kept in the request's checks and shown on the card as it is.
     ("bot/services/checks.py", "blocking_reasons"),
-    # The approvals service answers a click with a reply it words itself (approvers, who decided).
-    ("bot/services/approvals.py", "approver_hint"),
+    # A refused click's answer, worded by the approvals service: it is kept in the audit trail too.
     ("bot/services/approvals.py", "_already_decided"),
     # An error's message, built a line before its `raise` (which spares the ones written in it).
     ("bot/services/control_args.py", "parse_resume_args"),

@@ -122,6 +122,17 @@ class RequestEdited(_Event):
     change: str
 
 
+class StillWaiting(_Event):
+    """A pending request's reminder: who may approve it (`anyone` in the channel, or these people and
+    user groups, or nobody configured)."""
+
+    kind: Literal["still_waiting"] = "still_waiting"
+    request_id: int
+    anyone: bool
+    users: tuple[str, ...] = ()
+    usergroups: tuple[str, ...] = ()
+
+
 Event = Annotated[
     ExecutorBack
     | ExecutorAway
@@ -131,7 +142,8 @@ Event = Annotated[
     | RunResumed
     | AfterBatchRan
     | NotInChannel
-    | RequestEdited,
+    | RequestEdited
+    | StillWaiting,
     Field(discriminator="kind"),
 ]
 EVENT_TYPES: tuple[type[BaseModel], ...] = (
@@ -144,6 +156,7 @@ EVENT_TYPES: tuple[type[BaseModel], ...] = (
     AfterBatchRan,
     NotInChannel,
     RequestEdited,
+    StillWaiting,
 )
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

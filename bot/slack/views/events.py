@@ -22,6 +22,7 @@ from bot.domain.events import (
     RunResumed,
     RunStopped,
     RunVoided,
+    StillWaiting,
 )
 from bot.domain.words import agree, plural
 from bot.slack.views.format import escape, user
@@ -102,6 +103,15 @@ def request_edited(event: RequestEdited) -> str:
     return f"Edited by {user(event.user)} (revision {event.revision}): {escape(event.change)}"
 
 
+def still_waiting(event: StillWaiting) -> str:
+    if event.anyone:
+        hint = "Anyone in the channel may approve it."
+    else:
+        names = [user(u) for u in event.users] + [f"<!subteam^{g}>" for g in event.usergroups]
+        hint = f"Approvers: {', '.join(names)}." if names else "No approver is configured for this category."
+    return f"Request #{event.request_id} is still waiting for approval. {hint}"
+
+
 # One view per kind; tests/test_one_place.py checks that every kind of event has one.
 EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
     ExecutorBack: executor_back,
@@ -113,6 +123,7 @@ EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
     AfterBatchRan: after_batch,
     NotInChannel: not_in_channel,
     RequestEdited: request_edited,
+    StillWaiting: still_waiting,
 }
 
 
