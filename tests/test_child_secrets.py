@@ -25,6 +25,7 @@ from bot.domain.redact import REDACTED
 from bot.domain.spec import RunParams
 from bot.services.checks import CheckRunner
 from bot.settings import Settings
+from bot.slack.views.events import stored_text
 from bot.store import outbox
 from bot.store.models import OutboxKind
 from bot.wiring import Bot, build_bot
@@ -144,10 +145,9 @@ async def test_after_batch_output_reaches_the_thread_escaped_and_redacted(tmp_pa
         await kit.engine.after_batch.wait()
         async with kit.store.read() as session:
             items = await outbox.due(session, kit.clock.now())
-        # The notifier posts a notice's text as it is, in the run's thread (`senders._notice`).
-        [text] = [
-            i.text or "" for i in items if i.kind is OutboxKind.NOTICE and "After the batch" in (i.text or "")
-        ]
+        # The notifier words a notice's event through the views, in the run's thread (`senders._notice`).
+        notices = [stored_text(i.text or "") for i in items if i.kind is OutboxKind.NOTICE]
+        [text] = [notice for notice in notices if "After the batch" in notice]
     assert not [name for name in json.loads(seen.read_text()) if name.startswith(("CSB_", "SLACK_"))]
     assert _leaks(text) == [], text
     assert "<!channel>" not in text and "<https://" not in text, text

@@ -21,6 +21,8 @@ from sqlalchemy import select, text, update
 from test_e2e_run import card_text
 from test_e2e_status import approved_run, settle, thread_texts
 
+from bot.domain import events, outbox_keys
+from bot.domain.events import RunResumed
 from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
 from bot.slack import create_client
 from bot.slack.notifier import Notifier
@@ -293,6 +295,35 @@ async def test_a_pause_is_told_after_the_start(tmp_path: Path, monkeypatch: pyte
             and "Fix the cause, then `/csb resume 1`" in pause
         ), pause
         assert "Check the accounts and Daytona" not in pause
+
+
+async def test_thread_notices_queued_as_text_or_as_events_both_deliver(tmp_path: Path, db_url: str) -> None:
+    """A notice row written by a version before events holds its words: they go as they are. A row
+    holding an event is worded by the views when it is sent; one that cannot be read is set aside with
+    its reason, never posted as JSON."""
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+        card = await approved_run(h)
+        await h.deliver()
+        now = h.clock.now()
+        async with h.bot.store.write() as session:
+            for what, stored in [
+                ("older", ":pause_button: Run #1 is paused: written by an older version."),
+                ("event", events.dump(RunResumed(run_id=1, user=APPROVER))),
+                ("broken", '{"kind":"run_resumed","run_id":"one"}'),
+            ]:
+                target = outbox_keys.notice(1, what, now)
+                await outbox.enqueue(
+                    session, kind=OutboxKind.NOTICE, target=target, now=now, run_id=1, text=stored
+                )
+        await h.deliver()
+        texts = thread_texts(h, card)
+        assert ":pause_button: Run #1 is paused: written by an older version." in texts, texts
+        assert f":arrow_forward: <@{APPROVER}> resumed run #1." in texts, texts
+        assert not [t for t in texts if '"kind"' in t], texts
+        ((target, error),) = await set_aside(h.bot.store)
+        assert outbox_keys.parse(target).parts[1] == "broken" and "outbox event unreadable" in (
+            error or ""
+        ), error
 
 
 async def test_a_reply_set_aside_never_holds_up_its_thread(tmp_path: Path, db_url: str) -> None:

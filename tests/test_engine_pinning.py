@@ -16,6 +16,7 @@ from bot.csb.catalog import Catalog
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LanePlan, LaneRole, RunParams
 from bot.engine.pinning import describe_drift
+from bot.slack.views.events import stored_text
 from bot.store import audit, outbox
 from bot.store.models import OutboxKind, RunState
 
@@ -81,7 +82,7 @@ async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: 
             queued = await outbox.due(session, kit.clock.now())
         notices = [item for item in queued if item.run_id == waiting]
         (notice,) = [item for item in notices if item.kind is OutboxKind.NOTICE]
-        assert "did not start" in (notice.text or "")
+        assert "did not start" in stored_text(notice.text or "")
         assert [item.kind for item in notices if item is not notice] == [OutboxKind.STATUS]
 
 

@@ -22,6 +22,7 @@ from bot.domain.outcome import LaneStatus
 from bot.engine.attempts import RETRIED_DIR
 from bot.executors.base import LaneLaunch
 from bot.executors.local import LocalExecutor
+from bot.slack.views.events import stored_text
 from bot.store import accounts, outbox
 from bot.store.models import OutboxKind, RunState
 
@@ -92,7 +93,7 @@ async def test_a_run_with_too_many_infrastructure_failures_pauses(tmp_path: Path
         assert re.fullmatch(pattern, run.paused_reason or "")
         async with kit.store.read() as session:
             notices = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
-        assert len(notices) == 1 and "paused" in (notices[0].text or "")
+        assert len(notices) == 1 and "paused" in stored_text(notices[0].text or "")
         # Lanes that exited in one tick paused the run there; a third pair may not have started yet.
         attempts = {lane.id: lane.attempt for lane in await kit.lanes(run_id)}
         assert set(attempts.values()) <= {0, 1}
@@ -209,4 +210,4 @@ async def test_a_run_with_nothing_left_to_hold_back_finishes_instead_of_pausing(
         assert {lane.state for lane in await kit.lanes(run_id)} == {LaneStatus.ERRORED}
         async with kit.store.read() as session:
             notices = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
-        assert not [n for n in notices if "paused" in (n.text or "")]
+        assert not [n for n in notices if "paused" in stored_text(n.text or "")]

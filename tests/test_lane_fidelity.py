@@ -25,6 +25,7 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.spec import Mode
 from bot.engine.accounts import account_pool, default_parallel
 from bot.playground import APPROVER
+from bot.slack.views.events import stored_text
 from bot.store import outbox, runs
 from bot.store.models import Lane, OutboxKind, RunState
 
@@ -316,7 +317,7 @@ async def test_after_the_run_csbs_scripts_run_and_their_findings_reach_the_threa
                                 "--selected-tasks", "benchmarks/suites/csb-example.json"]  # fmt: skip
         async with kit.store.read() as session:
             notices = [
-                i.text or ""
+                stored_text(i.text or "")
                 for i in await outbox.due(session, kit.clock.now())
                 if i.kind is OutboxKind.NOTICE
             ]
@@ -336,7 +337,7 @@ async def test_without_the_scripts_nothing_is_posted(tmp_path: Path) -> None:
         await kit.engine.after_batch.wait()
         async with kit.store.read() as session:
             notices = [
-                i.text or ""
+                stored_text(i.text or "")
                 for i in await outbox.due(session, kit.clock.now())
                 if i.kind is OutboxKind.NOTICE
             ]

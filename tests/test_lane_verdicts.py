@@ -12,6 +12,7 @@ from idle import run_until_idle
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.verdict import CostSource, ManifestStatus, StatusToolStatus, stored_verdict
+from bot.slack.views.events import stored_text
 from bot.store import outbox
 from bot.store.models import OutboxKind, RunState
 
@@ -69,7 +70,7 @@ async def test_a_pause_names_the_fingerprints_that_caused_it_and_csbs_advice(
         )
         async with kit.store.read() as session:
             (notice,) = [i for i in await outbox.due(session, kit.clock.now()) if i.kind is OutboxKind.NOTICE]
-        text = notice.text or ""
+        text = stored_text(notice.text or "")
         assert (
             "• `api_rate_limit` (API rate limit / overloaded): Reduce parallelism or wait before retrying."
             in text

@@ -2,11 +2,13 @@
 in `domain/states.py`, outbox targets never built or taken apart by hand outside `domain/outbox_keys.py`,
 the notifier changing no request, Slack-facing errors answered only at the one boundary, Harbor's
 trial-folder rule only in `csb/trials.py`, one `backoff`, one function building a lane's argv, the
-ETA chosen and worded in one place each, and a child process's environment made only in `csb/child_env.py`."""
+ETA chosen and worded in one place each, a child process's environment made only in `csb/child_env.py`,
+and Slack's words written by the views, not by the engine, the services or the store."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -546,3 +548,114 @@ def test_csbs_account_health_is_asked_by_one_reader() -> None:
         "argv = [python, 'scripts/infra/account_health.py', 'preflight']\nx = 'account_health'"
     )
     assert names_account_health_script(planted) == [1]
+
+
+# Slack's words: an emoji shortcode, a mention or link token, a code span. Only `bot/slack/views/` writes
+# them; the engine, the services and the store queue typed events (`bot/domain/events.py`) instead.
+_SHORTCODE = re.compile(r"(?<![\w:/]):[a-z0-9_+-]+:(?![\w/])")
+# `<@` ends an f-string's text before the `{user}` it mentions, hence the `$`
+_TOKEN = re.compile(r"<[@#]([A-Z]|$)|<!(channel|here|everyone|subteam|date)|<https?://")
+NOT_SHORTCODES = frozenset({":memory:"})  # SQLite's in-memory database
+WORDLESS_LAYERS = ("bot/engine/", "bot/services/", "bot/store/")
+# (module, function): Slack words still written outside the views, each with why. A new one fails the test.
+SLACK_WORDS_ALLOWED = {
+    # The drift's words go to the audit trail (kept as text) as well as into the voided notice's event.
+    ("bot/engine/pinning.py", "describe_drift"),
+    # A check's blocking reason is kept in the request's checks and shown on the card as it is.
+    ("bot/services/checks.py", "blocking_reasons"),
+    # A refused click's answer, worded by the approvals service: it is kept in the audit trail too.
+    ("bot/services/approvals.py", "_already_decided"),
+    # An error's message, built a line before its `raise` (which spares the ones written in it).
+    ("bot/services/control_args.py", "parse_resume_args"),
+    # The schema's state for an operator at the command line, not for Slack.
+    ("bot/store/db.py", "describe_revision"),
+}
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    bodies = [
+        node for node in ast.walk(tree) if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+    ]
+    bodies += [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef)]
+    return {
+        id(node.body[0].value)
+        for node in bodies
+        if node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def _not_for_slack(tree: ast.Module) -> set[int]:
+    """Strings in a `raise` (an error's message: slack/errors.py is the one place that answers it) or a
+    log call: neither is a message the bot composes for Slack, so a code span there is no Slack word."""
+    spared: set[int] = set()
+    for node in ast.walk(tree):
+        logs = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in {"log", "logger", "logging"}
+        )
+        if isinstance(node, ast.Raise) or logs:
+            spared.update(id(inner) for inner in ast.walk(node))
+    return spared
+
+
+def slack_words(tree: ast.Module) -> list[tuple[str, int]]:
+    """(function, line) of each string literal written in Slack's words, docstrings aside."""
+    docs, spared = _docstrings(tree), _not_for_slack(tree)
+    found = []
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for function in [tree, *functions]:
+        name = getattr(function, "name", "")
+        own = (node for child in ast.iter_child_nodes(function) for node in _outside_functions(child))
+        for node in own:
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or id(node) in docs:
+                continue
+            text = node.value
+            codes = [code for code in _SHORTCODE.findall(text) if code not in NOT_SHORTCODES]
+            code_span = "`" in text and text != "`" and id(node) not in spared  # a lone "`" is a character
+            if codes or _TOKEN.search(text) or code_span:
+                found.append((name, node.lineno))
+    return found
+
+
+def _outside_functions(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and what it holds, short of a nested function (which is looked at on its own)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return
+    yield node
+    for child in ast.iter_child_nodes(node):
+        yield from _outside_functions(child)
+
+
+def test_the_engine_services_and_store_write_no_slack_words() -> None:
+    found = {
+        f"{name}:{line}"
+        for name, tree in sources()
+        if name.startswith(WORDLESS_LAYERS)
+        for function, line in slack_words(tree)
+        if (name, function) not in SLACK_WORDS_ALLOWED
+    }
+    assert found == set(), found
+    listed = {(name, function) for name, tree in sources() for function, _ in slack_words(tree)}
+    assert listed >= SLACK_WORDS_ALLOWED, SLACK_WORDS_ALLOWED - listed  # an exception no longer needed
+
+
+def test_the_slack_words_check_finds_what_it_looks_for() -> None:
+    planted = ast.parse(
+        "def f(run):\n"
+        "    a = f':pause_button: Run #{run} is paused'\n"
+        "    b = f'<@{user}> resumed'\n"
+        "    c = 'then `/csb resume`'\n"
+        "    d = '<https://x|here>'\n"
+        "x = ':warning: top level'\n"
+    )
+    assert slack_words(planted) == [("", 6), ("f", 2), ("f", 3), ("f", 4), ("f", 5)]
+    fine = ast.parse(
+        'def g(n):\n    """Docstrings may say `this` and :this:."""\n'
+        "    raise UserInputError(f'unexpected `{n}`')\n"
+        "    log.warning('moved `%s` aside', n)\n"
+        "    url = 'sqlite+aiosqlite:///:memory:'\n"
+        "    t = f'{a}:{b}: 12:30:00 retry 3/5 after: rate limit'\n"
+    )
+    assert slack_words(fine) == []

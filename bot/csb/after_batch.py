@@ -16,8 +16,9 @@ from typing import Any
 
 from bot.csb.child_env import ChildEnv, spawn_env
 from bot.csb.json_file import MIB, UnreadableJson, read_json
-from bot.domain.redact import Redactor, outside_text
-from bot.domain.words import plural
+from bot.domain.events import AfterBatchRan
+from bot.domain.mrkdwn import clip
+from bot.domain.redact import Redactor
 
 # The harness calls scripts/evaluation/…; older checkouts keep it at scripts/.
 METRICS_SCRIPTS = ("scripts/evaluation/extract_task_metrics.py", "scripts/extract_task_metrics.py")
@@ -48,22 +49,17 @@ class AfterBatch:
     findings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    def summary(self, redact: Redactor) -> str | None:
-        """Lines for the run's thread; None when the checkout has neither script. What the scripts
-        wrote (flag texts, a failing script's last line) goes through `outside_text`: redacted, escaped."""
+    def event(self, redact: Redactor) -> AfterBatchRan | None:
+        """What the run's thread is told; None when the checkout has neither script. What the scripts
+        wrote (flag texts, a failing script's last line) is redacted and clipped here; the view escapes it."""
         if not self.ran:
             return None
-        lines = [
-            f"*After the batch* (CSB's scripts): task metrics written for "
-            f"{plural(self.metrics_written, 'trial')}"
-        ]
-        if self.metrics_failed:
-            lines[0] += f", {self.metrics_failed} failed"
-        lines += [f"• {outside_text(finding, redact, _SHOWN)}" for finding in self.findings] or [
-            "• validate_task_run: nothing flagged"
-        ]
-        lines += [f"• :warning: {outside_text(problem, redact, _SHOWN)}" for problem in self.problems]
-        return "\n".join(lines)
+        return AfterBatchRan(
+            metrics_written=self.metrics_written,
+            metrics_failed=self.metrics_failed,
+            findings=tuple(clip(redact(finding), _SHOWN) for finding in self.findings),
+            problems=tuple(clip(redact(problem), _SHOWN) for problem in self.problems),
+        )
 
 
 def run_after_batch(

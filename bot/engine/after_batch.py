@@ -57,10 +57,11 @@ class AfterBatchRunner:
                 key=lambda folder: (folder.suite, folder.config),
             )
             report = await asyncio.to_thread(run_after_batch, self._repo, folders, task_file, self._env)
-            text = report.summary(self._redact)
-            if text is None:
+            event = report.event(self._redact)
+            if event is None:
                 return
             async with self._store.write() as session:
-                await outbox.tell_run(session, run_id, what="after_batch", text=text, now=self._clock.now())
+                now = self._clock.now()
+                await outbox.tell_run(session, run_id, what="after_batch", event=event, now=now)
         except Exception:
             log.exception("run %s: CSB's after-batch scripts could not be run", run_id)

@@ -24,8 +24,10 @@ from bot.csb.preflight import account_health, has_account_health
 from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
+from bot.domain.events import ExecutorAway, ExecutorBack
+from bot.domain.mrkdwn import clip
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.domain.redact import Redactor, outside_text
+from bot.domain.redact import Redactor
 from bot.domain.states import STARTABLE_RUN_STATES, RunState
 from bot.engine.accounts import AccountPicker, AccountPool, usable
 from bot.engine.lane_launch import LaneLauncher
@@ -166,8 +168,8 @@ class Dispatcher:
             if why is None:
                 log.info("the executor answers again: lanes start again")
                 for run_id in sorted(self._told):
-                    text = ":arrow_forward: Lanes start again: the executor answers."
-                    await outbox.tell_run(session, run_id, what="executor_back", text=text, now=now)
+                    event = ExecutorBack()
+                    await outbox.tell_run(session, run_id, what="executor_back", event=event, now=now)
                 self._paused, self._told = None, set()
                 return
             if self._paused is None:
@@ -177,12 +179,8 @@ class Dispatcher:
                 if run_id in self._told:
                     continue
                 self._told.add(run_id)
-                shown = outside_text(why, self._redact, WHY_SHOWN)
-                text = (
-                    f":hourglass: Lanes of this run wait to start: {shown}. They start once it answers; "
-                    "running lanes go on."
-                )
-                await outbox.tell_run(session, run_id, what="executor_away", text=text, now=now)
+                away = ExecutorAway(why=clip(self._redact(why), WHY_SHOWN))
+                await outbox.tell_run(session, run_id, what="executor_away", event=away, now=now)
 
     async def _waiting_runs(self, session: AsyncSession, now: datetime) -> list[int]:
         """Runs that would start lanes now but for the executor."""

@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.csb.catalog import Catalog
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError, UserInputError
-from bot.domain.redact import Redactor, outside_text
+from bot.domain.events import RunVoided
+from bot.domain.mrkdwn import clip
+from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 from bot.domain.states import RunState
-from bot.domain.words import agree, plural
+from bot.domain.words import plural
 from bot.store import audit, lanes, outbox, runs
 from bot.store.db import Store
 from bot.store.models import Run, RunRequest
@@ -112,11 +114,7 @@ async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime, reda
         return
     dropped = await lanes.cancel_queued_lanes(session, run_id, now, reason=f"not started: {VOID_NOTE}")
     await audit.record_run(session, verdict.run, "voided", now, reason=f"at launch, {verdict.drift}")
-    drift = outside_text(verdict.drift or "", redact, DRIFT_SHOWN)
-    text = (
-        f":no_entry: Run #{run_id} did not start: {VOID_NOTE} ({drift}). "
-        f"{plural(dropped, 'lane')} {agree(dropped, 'was', 'were')} dropped before launch; "
-        "request it again to run the current tasks."
-    )
-    await outbox.tell_run(session, run_id, what="voided", text=text, now=now)
+    drift = clip(redact(verdict.drift or ""), DRIFT_SHOWN)
+    event = RunVoided(run_id=run_id, note=VOID_NOTE, drift=drift, dropped=dropped)
+    await outbox.tell_run(session, run_id, what="voided", event=event, now=now)
     log.warning("run %s voided before launch: %s", run_id, verdict.drift)

@@ -21,10 +21,10 @@ from sqlmodel import col
 from bot.csb.verdicts.fingerprints import UNKNOWN as UNKNOWN_FINGERPRINT
 from bot.domain.backoff import backoff
 from bot.domain.causes import CauseGroup, group_causes, lane_cause
+from bot.domain.events import PauseCause, RunPaused
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
 from bot.domain.verdict import stored_verdict
-from bot.domain.words import plural
 from bot.engine.retry import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
@@ -143,31 +143,31 @@ async def pause_if_failing(
         # "paused, resume it" above a card saying "Finished" would be false.
         return False
     groups = await _infra_causes(session, run_id, batch)
-    reason = f"{failures} of {plural(attempts, 'lane attempt')} failed on infrastructure"
-    if groups:
-        reason += ": " + ", ".join(f"{group.cause.id} ×{len(group.lanes)}" for group in groups)
-    cause = _commonest([e.outcome.reason for e in batch if e.outcome.reason])
-    if cause and (not groups or any(group.cause.id == UNKNOWN_FINGERPRINT for group in groups)):
-        reason += f", last: {cause}"  # CSB's catalog does not know it: the failure's own words name it
+    unknown = not groups or any(group.cause.id == UNKNOWN_FINGERPRINT for group in groups)
+    paused = RunPaused(
+        run_id=run_id,
+        failures=failures,
+        attempts=attempts,
+        threshold=config.infra_pause_rate,
+        causes=tuple(_pause_cause(group) for group in groups),
+        # CSB's catalog does not know it (or no verdict names it): the failure's own words name it.
+        last=_commonest([e.outcome.reason for e in batch if e.outcome.reason]) if unknown else None,
+    )
     if not await runs.move_run(
-        session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=reason
+        session, run_id, from_states=[RunState.RUNNING], to=RunState.PAUSED, paused_reason=paused.reason()
     ):
         return False
-    advice = [
-        f"• `{group.cause.id}` ({group.cause.fingerprint.label}): {group.cause.fingerprint.advice}"
-        for group in groups
-        if group.cause.fingerprint is not None
-    ]
-    text = "\n".join(
-        [
-            f":pause_button: Run #{run_id} is paused: {reason} (threshold "
-            f"{config.infra_pause_rate:.0%}). Running lanes finish; nothing new starts.",
-            *advice,
-            f"Fix the cause, then `/csb resume {run_id}` (or cancel it).",
-        ]
-    )
-    await outbox.tell_run(session, run_id, what="paused", text=text, now=now)
+    await outbox.tell_run(session, run_id, what="paused", event=paused, now=now)
     return True
+
+
+def _pause_cause(group: CauseGroup) -> PauseCause:
+    fingerprint = group.cause.fingerprint
+    if fingerprint is None:
+        return PauseCause(id=group.cause.id, lanes=len(group.lanes))
+    return PauseCause(
+        id=group.cause.id, lanes=len(group.lanes), label=fingerprint.label, advice=fingerprint.advice
+    )
 
 
 async def _infra_causes(session: AsyncSession, run_id: int, batch: Sequence[Ending]) -> list[CauseGroup]:

@@ -8,9 +8,10 @@ from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain import outbox_keys
+from bot.domain import events, outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.errors import CsbBotError
+from bot.domain.events import StillWaiting
 from bot.domain.policy import (
     BOT_ACTOR,
     Actor,
@@ -297,8 +298,7 @@ class ApprovalService:
                     target=outbox_keys.reminder(request.id),
                     now=now,
                     request_id=request.id,
-                    text=f"Request #{request.id} is still waiting for approval. "
-                    f"{approver_hint(self._policy, category)}",
+                    text=events.dump(_still_waiting(request.id, self._policy, category)),
                 )
         return reminded
 
@@ -307,12 +307,14 @@ def _category(request: RunRequest) -> Category:
     return Category(request.category)
 
 
-def approver_hint(policy: PolicyConfig, category: Category) -> str:
+def _still_waiting(request_id: int, policy: PolicyConfig, category: Category) -> StillWaiting:
     approvers = policy.for_category(category).approvers
-    if approvers.anyone:
-        return "Anyone in the channel may approve it."
-    names = [f"<@{u}>" for u in approvers.users] + [f"<!subteam^{g}>" for g in approvers.usergroups]
-    return f"Approvers: {', '.join(names)}." if names else "No approver is configured for this category."
+    return StillWaiting(
+        request_id=request_id,
+        anyone=approvers.anyone,
+        users=tuple(approvers.users),
+        usergroups=tuple(approvers.usergroups),
+    )
 
 
 def out_of_date(request: RunRequest) -> str:

@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
-from bot.domain import outbox_keys
+from bot.domain import events, outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
 from bot.domain.errors import PolicyError, UserInputError
-from bot.domain.mrkdwn import clip, escape
+from bot.domain.events import NotInChannel, RequestEdited
+from bot.domain.mrkdwn import clip
 from bot.domain.policy import BOT_ACTOR, Actor, PolicyConfig, may_act_from, may_control, may_request
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import RequestState
@@ -35,12 +36,6 @@ _EDIT_FIELDS = (
     "full_config",
     "parallel",
     "category",
-)
-
-
-NOT_IN_CHANNEL_TEXT = (
-    "I'm not in this channel, so I can't post the approval card here. "
-    "Invite me with `/invite @csb` and run the command again."
 )
 
 
@@ -67,7 +62,7 @@ async def withdraw_unpostable(session: AsyncSession, request_id: int, now: datet
         target=outbox_keys.ephemeral(f"{outbox_keys.card(request_id)}:not_in_channel"),
         now=now,
         request_id=request_id,
-        text=NOT_IN_CHANNEL_TEXT,
+        text=events.dump(NotInChannel(request_id=request_id)),
     )
 
 
@@ -262,7 +257,11 @@ class RunRequestService:
                 spec_hash=spec.spec_hash(),
                 category=spec.params.category.value,
                 checks_json=checks.model_dump_json(),
-                change_note=f"Edited by <@{actor.user_id}> (revision {revision + 1}): {_shown(change)}",
+                change_note=events.dump(
+                    RequestEdited(
+                        user=actor.user_id, revision=revision + 1, change=clip(change, CHANGE_SHOWN)
+                    )
+                ),
             )
             if not revised:
                 raise UserInputError(f"request #{request_id} changed while you edited it; open Edit again")
@@ -280,7 +279,7 @@ class RunRequestService:
         return change
 
 
-CHANGE_SHOWN = 1500
+CHANGE_SHOWN = 1500  # the change on the card; the audit trail keeps it whole
 
 
 def describe_change(old: RunParams, new: RunParams) -> str:
@@ -293,11 +292,6 @@ def describe_change(old: RunParams, new: RunParams) -> str:
     if old.allow_unpaired != new.allow_unpaired:
         parts.append(f"allow_unpaired: {old.allow_unpaired} → {new.allow_unpaired}")
     return "; ".join(parts)
-
-
-def _shown(change: str) -> str:
-    """The change for the card: escaped (it echoes what was typed) and cut; the audit keeps it whole."""
-    return escape(clip(change, CHANGE_SHOWN))
 
 
 def _show(value: object) -> str:

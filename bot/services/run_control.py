@@ -21,8 +21,9 @@ from bot.csb.paths import lane_path
 from bot.domain.causes import pair_causes
 from bot.domain.clock import Clock
 from bot.domain.errors import PolicyError, UserInputError
+from bot.domain.events import Event, RunResumed, RunStopped
 from bot.domain.integrity import pair_invalidity
-from bot.domain.mrkdwn import clip, escape
+from bot.domain.mrkdwn import clip
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
 from bot.domain.spec import Category, RunParams, RunSpec
@@ -34,7 +35,7 @@ from bot.domain.states import (
     RunState,
 )
 from bot.domain.verdict import LaneVerdict, stored_verdict
-from bot.domain.words import agree, plural
+from bot.domain.words import plural
 from bot.services.control_args import CANCEL_USAGE, INVALID, STATUS_USAGE, check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
@@ -93,7 +94,7 @@ class RunControlService:
             queued=sum(1 for lane in lanes if lane.state is LaneStatus.QUEUED),
         )
 
-    async def cancel(self, run_id: int, actor: Actor, reason: str, *, drain: bool) -> str:
+    async def cancel(self, run_id: int, actor: Actor, reason: str, *, drain: bool) -> RunStopped:
         """Drain (no new pairs; running lanes finish) or cancel (running lanes are stopped too)."""
         reason = " ".join(reason.split())
         if not reason:
@@ -129,11 +130,18 @@ class RunControlService:
                 spec_hash=request.spec_hash,
                 reason=reason,
             )
-            text = _stop_text(run_id, actor.user_id, reason, drain, dropped, running)
-            await self._notify(session, run_id, verb, text)
-        return text
+            stopped = RunStopped(
+                run_id=run_id,
+                user=actor.user_id,
+                reason=clip(reason, STOP_REASON_SHOWN),
+                drain=drain,
+                dropped=dropped,
+                running=running,
+            )
+            await self._notify(session, run_id, verb, stopped)
+        return stopped
 
-    async def resume(self, run_id: int, actor: Actor) -> str:
+    async def resume(self, run_id: int, actor: Actor) -> RunResumed:
         """A paused run starts lanes again, with its infrastructure failure count started afresh."""
         run, request, _ = await self._load(run_id)
         await self._authorize(run, request, actor, "resume")
@@ -158,9 +166,9 @@ class RunControlService:
                 at=now,
                 spec_hash=request.spec_hash,
             )
-            text = f":arrow_forward: <@{actor.user_id}> resumed run #{run_id}."
-            await self._notify(session, run_id, "resume", text)
-        return text
+            resumed = RunResumed(run_id=run_id, user=actor.user_id)
+            await self._notify(session, run_id, "resume", resumed)
+        return resumed
 
     async def rerun(
         self,
@@ -260,8 +268,8 @@ class RunControlService:
             )
             raise PolicyError(verdict.reason)
 
-    async def _notify(self, session: AsyncSession, run_id: int, what: str, text: str) -> None:
-        await outbox.tell_run(session, run_id, what=what, text=text, now=self._clock.now())
+    async def _notify(self, session: AsyncSession, run_id: int, what: str, event: Event) -> None:
+        await outbox.tell_run(session, run_id, what=what, event=event, now=self._clock.now())
 
 
 def _not_a_run(number: int, request: RunRequest | None) -> UserInputError:
@@ -318,18 +326,3 @@ def _task_dir(task_path: str) -> str:
         if task_path.startswith(prefix):
             return task_path[len(prefix) :]
     return task_path
-
-
-def _stop_text(run_id: int, user: str, reason: str, drain: bool, dropped: int, running: int) -> str:
-    reason = escape(clip(reason, STOP_REASON_SHOWN))
-    queued = f"{plural(dropped, 'queued lane')} dropped"
-    running_lanes = plural(running, "running lane")
-    if drain:
-        return (
-            f":double_vertical_bar: <@{user}> is draining run #{run_id}: {reason}. No new pairs start "
-            f"({queued}); {running_lanes} {agree(running, 'finishes', 'finish')}."
-        )
-    return (
-        f":stop_button: <@{user}> cancelled run #{run_id}: {reason}. {queued}; "
-        f"{running_lanes} {agree(running, 'is', 'are')} being stopped."
-    )

@@ -28,6 +28,7 @@ from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
 from bot.slack.payloads import SlashCommand
+from bot.slack.views.events import event_text
 from bot.slack.views.replies import (
     accounts_text,
     audit_text,
@@ -143,11 +144,11 @@ class CommandRouter:
     async def _cancel(self, command: SlashCommand, args: str) -> str:
         parsed = parse_cancel_args(args)
         actor = await self._directory.actor(command.user_id)
-        return await self._control.cancel(parsed.run_id, actor, parsed.reason, drain=parsed.drain)
+        return event_text(await self._control.cancel(parsed.run_id, actor, parsed.reason, drain=parsed.drain))
 
     async def _resume(self, command: SlashCommand, args: str) -> str:
         run_id = parse_resume_args(args)
-        return await self._control.resume(run_id, await self._directory.actor(command.user_id))
+        return event_text(await self._control.resume(run_id, await self._directory.actor(command.user_id)))
 
     async def _rerun(self, command: SlashCommand, args: str) -> None:
         parsed = parse_rerun_args(args)

@@ -19,6 +19,7 @@ from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
 from bot.services.checks import RequestChecks
 from bot.slack.views import CardView
+from bot.slack.views.events import stored_text
 from bot.slack.views.run_card import RunCardView
 from bot.store import approvals, queue, requests, runs
 from bot.store.models import Lane, RunRequest
@@ -40,7 +41,7 @@ async def load_card(
         checks=RequestChecks.model_validate_json(request.checks_json),
         approvals=await approvals.approvers(session, request.id, request.revision),
         approvals_needed=approvals_needed(policy, Category(request.category)),
-        change_note=request.change_note,
+        change_note=stored_text(request.change_note) if request.change_note else None,
         expires_at=request.expires_at,
         decided_by=request.decided_by,
         decided_at=request.decided_at,

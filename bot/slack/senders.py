@@ -27,6 +27,7 @@ from bot.slack.pacing import UpdatePacer, Wait
 from bot.slack.posting import Poster
 from bot.slack.report_loader import build_report_view
 from bot.slack.views import approval_card, card_fallback_text
+from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
 from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
 from bot.slack.views.report_csv import csv_filename, report_csv
@@ -151,7 +152,7 @@ class Senders:
         if request is None:
             return
         thread_ts = _thread_of(request)
-        text = item.text or ""
+        text = stored_text(item.text or "")
         blocks = [SectionBlock(text=MarkdownTextObject(text=text))]
         await self._poster.post(item, request.channel_id, thread_ts, text, blocks)
 
@@ -184,7 +185,7 @@ class Senders:
             request = await self._request_of(item)
             if request is not None:
                 await self._client.chat_postEphemeral(
-                    channel=request.channel_id, user=item.user_id, text=item.text or ""
+                    channel=request.channel_id, user=item.user_id, text=stored_text(item.text or "")
                 )
             return
         url = item.response_url or (await self._request_response_url(item))
@@ -192,7 +193,7 @@ class Senders:
             log.warning("ephemeral reply %s has no response_url; dropped", item.id)
             return
         webhook = AsyncWebhookClient(url, timeout=CALL_TIMEOUT_SECONDS)  # type: ignore[arg-type]
-        response = await webhook.send(text=item.text or "", response_type="ephemeral")
+        response = await webhook.send(text=stored_text(item.text or ""), response_type="ephemeral")
         _raise_for_outage(response.status_code)
 
     async def _card_copy(self, item: OutboxItem) -> None:

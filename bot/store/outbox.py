@@ -9,7 +9,8 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from bot.domain import outbox_keys
+from bot.domain import events, outbox_keys
+from bot.domain.events import Event
 from bot.store.models import ONE_PENDING_WHERE, OutboxItem, OutboxKind, OutboxState, RunRequest
 from bot.store.narrow import rowcount, table_of
 from bot.store.runs import request_id_of
@@ -221,8 +222,10 @@ async def redraw_run(session: AsyncSession, run_id: int, now: datetime) -> None:
     await enqueue(session, kind=OutboxKind.STATUS, target=outbox_keys.status(run_id), now=now, run_id=run_id)
 
 
-async def tell_run(session: AsyncSession, run_id: int, *, what: str, text: str, now: datetime) -> None:
-    """A line in the run's thread, and its card redrawn to match."""
+async def tell_run(session: AsyncSession, run_id: int, *, what: str, event: Event, now: datetime) -> None:
+    """A line in the run's thread, and its card redrawn to match. The row keeps the event, not words:
+    the notifier's sender renders it through the views when it sends."""
     target = outbox_keys.notice(run_id, what, now)
+    text = events.dump(event)
     await enqueue(session, kind=OutboxKind.NOTICE, target=target, now=now, run_id=run_id, text=text)
     await redraw_run(session, run_id, now)

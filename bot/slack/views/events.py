@@ -1,0 +1,139 @@
+"""A run's events (`bot.domain.events`) in the words its thread shows: one view per kind, registered in
+`EVENT_VIEWS`, the one place a new kind gets its words.
+
+Text that came from outside (an executor's error, a script's finding, a user's reason) is stored redacted
+and clipped; it is escaped here, so it cannot carry a live mention or link into the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bot.domain import events
+from bot.domain.events import (
+    AfterBatchRan,
+    Event,
+    ExecutorAway,
+    ExecutorBack,
+    NotInChannel,
+    RequestEdited,
+    RunPaused,
+    RunResumed,
+    RunStopped,
+    RunVoided,
+    StillWaiting,
+)
+from bot.domain.words import agree, plural
+from bot.slack.views.format import escape, user
+
+
+def executor_back(_: ExecutorBack) -> str:
+    return ":arrow_forward: Lanes start again: the executor answers."
+
+
+def executor_away(event: ExecutorAway) -> str:
+    return (
+        f":hourglass: Lanes of this run wait to start: {escape(event.why)}. They start once it answers; "
+        "running lanes go on."
+    )
+
+
+def run_paused(event: RunPaused) -> str:
+    advice = [
+        f"• `{cause.id}` ({cause.label}): {cause.advice}" for cause in event.causes if cause.label is not None
+    ]
+    return "\n".join(
+        [
+            f":pause_button: Run #{event.run_id} is paused: {event.reason()} (threshold "
+            f"{event.threshold:.0%}). Running lanes finish; nothing new starts.",
+            *advice,
+            f"Fix the cause, then `/csb resume {event.run_id}` (or cancel it).",
+        ]
+    )
+
+
+def run_voided(event: RunVoided) -> str:
+    return (
+        f":no_entry: Run #{event.run_id} did not start: {event.note} ({escape(event.drift)}). "
+        f"{plural(event.dropped, 'lane')} {agree(event.dropped, 'was', 'were')} dropped before launch; "
+        "request it again to run the current tasks."
+    )
+
+
+def run_stopped(event: RunStopped) -> str:
+    reason = escape(event.reason)
+    queued = f"{plural(event.dropped, 'queued lane')} dropped"
+    running = plural(event.running, "running lane")
+    if event.drain:
+        return (
+            f":double_vertical_bar: {user(event.user)} is draining run #{event.run_id}: {reason}. "
+            f"No new pairs start ({queued}); {running} {agree(event.running, 'finishes', 'finish')}."
+        )
+    return (
+        f":stop_button: {user(event.user)} cancelled run #{event.run_id}: {reason}. {queued}; "
+        f"{running} {agree(event.running, 'is', 'are')} being stopped."
+    )
+
+
+def run_resumed(event: RunResumed) -> str:
+    return f":arrow_forward: {user(event.user)} resumed run #{event.run_id}."
+
+
+def after_batch(event: AfterBatchRan) -> str:
+    written = plural(event.metrics_written, "trial")
+    lines = [f"*After the batch* (CSB's scripts): task metrics written for {written}"]
+    if event.metrics_failed:
+        lines[0] += f", {event.metrics_failed} failed"
+    lines += [f"• {escape(finding)}" for finding in event.findings] or [
+        "• validate_task_run: nothing flagged"
+    ]
+    lines += [f"• :warning: {escape(problem)}" for problem in event.problems]
+    return "\n".join(lines)
+
+
+def not_in_channel(_: NotInChannel) -> str:
+    return (
+        "I'm not in this channel, so I can't post the approval card here. "
+        "Invite me with `/invite @csb` and run the command again."
+    )
+
+
+def request_edited(event: RequestEdited) -> str:
+    return f"Edited by {user(event.user)} (revision {event.revision}): {escape(event.change)}"
+
+
+def still_waiting(event: StillWaiting) -> str:
+    if event.anyone:
+        hint = "Anyone in the channel may approve it."
+    else:
+        names = [user(u) for u in event.users] + [f"<!subteam^{g}>" for g in event.usergroups]
+        hint = f"Approvers: {', '.join(names)}." if names else "No approver is configured for this category."
+    return f"Request #{event.request_id} is still waiting for approval. {hint}"
+
+
+# One view per kind; tests/test_one_place.py checks that every kind of event has one.
+EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
+    ExecutorBack: executor_back,
+    ExecutorAway: executor_away,
+    RunPaused: run_paused,
+    RunVoided: run_voided,
+    RunStopped: run_stopped,
+    RunResumed: run_resumed,
+    AfterBatchRan: after_batch,
+    NotInChannel: not_in_channel,
+    RequestEdited: request_edited,
+    StillWaiting: still_waiting,
+}
+
+
+def event_text(event: Event) -> str:
+    """The event in the thread's words."""
+    return EVENT_VIEWS[type(event)](event)
+
+
+def stored_text(stored: str) -> str:
+    """What a stored row says: an event is worded now; text (milestones, replies the views worded, or
+    a row written by a version before events) is shown as it is. An unreadable event raises ValueError."""
+    event = events.load(stored)
+    return stored if event is None else event_text(event)

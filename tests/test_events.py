@@ -1,0 +1,127 @@
+"""Events, not words: what the engine and the services queue is a typed record that round-trips through
+the outbox's JSON, and each kind has one view that words it exactly as the thread showed it before."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.domain import events
+from bot.domain.events import (
+    EVENT_TYPES,
+    AfterBatchRan,
+    ExecutorAway,
+    ExecutorBack,
+    NotInChannel,
+    PauseCause,
+    RequestEdited,
+    RunPaused,
+    RunResumed,
+    RunStopped,
+    RunVoided,
+    StillWaiting,
+)
+from bot.slack.views.events import EVENT_VIEWS, event_text, stored_text
+
+PAUSED = RunPaused(
+    run_id=3,
+    failures=4,
+    attempts=5,
+    threshold=0.5,
+    causes=(
+        PauseCause(id="api_rate_limit", lanes=3, label="API rate limit", advice="Reduce parallelism."),
+        PauseCause(id="crash", lanes=1),
+    ),
+    last="Docker daemon is not running",
+)
+SAMPLES = [
+    ExecutorBack(),
+    ExecutorAway(why="head <!channel> & co"),
+    PAUSED,
+    RunVoided(run_id=2, note="the approval is void", drift="`a.json` changed", dropped=1),
+    RunStopped(run_id=4, user="U1", reason="wrong <@U2>", drain=True, dropped=1, running=1),
+    RunStopped(run_id=4, user="U1", reason="wrong model", drain=False, dropped=2, running=3),
+    RunResumed(run_id=5, user="U1"),
+    AfterBatchRan(metrics_written=6, metrics_failed=1, findings=("<https://x|y>",), problems=("boom",)),
+    AfterBatchRan(metrics_written=1, metrics_failed=0),
+    NotInChannel(request_id=9),
+    RequestEdited(user="U1", revision=2, change="model: a → <b>"),
+    StillWaiting(request_id=7, anyone=False, users=("U1",), usergroups=("S1",)),
+    StillWaiting(request_id=7, anyone=True),
+    StillWaiting(request_id=7, anyone=False),
+]
+
+
+def test_every_kind_of_event_has_one_view_and_a_sample_here() -> None:
+    assert set(EVENT_VIEWS) == set(EVENT_TYPES)
+    assert {type(event) for event in SAMPLES} == set(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda event: event.kind)
+def test_an_event_round_trips_through_the_outbox_json(event: events.Event) -> None:
+    stored = events.dump(event)
+    assert stored.startswith('{"kind":') and events.load(stored) == event
+    assert stored_text(stored) == event_text(event)
+
+
+def test_text_written_by_an_older_version_is_shown_as_it_is() -> None:
+    older = ":pause_button: Run #1 is paused: 4 of 5 lane attempts failed on infrastructure."
+    assert events.load(older) is None and stored_text(older) == older
+    assert stored_text('{"not": "an event"}') == '{"not": "an event"}'
+
+
+def test_an_event_that_cannot_be_read_raises_rather_than_posting_json() -> None:
+    for broken in ('{"kind":"run_resumed","run_id":"one"}', '{"kind":"no_such_kind"}', '{"kind":'):
+        with pytest.raises(ValueError, match="outbox event unreadable"):
+            events.load(broken)
+
+
+def test_events_are_frozen() -> None:
+    with pytest.raises(ValueError):
+        PAUSED.run_id = 4  # type: ignore[misc]
+
+
+def test_the_views_word_events_as_the_thread_showed_them() -> None:
+    words = [event_text(event) for event in SAMPLES]
+    assert words[0] == ":arrow_forward: Lanes start again: the executor answers."
+    assert words[1] == (
+        ":hourglass: Lanes of this run wait to start: head &lt;!channel&gt; &amp; co. They start once it "
+        "answers; running lanes go on."
+    )
+    assert words[2] == (
+        ":pause_button: Run #3 is paused: 4 of 5 lane attempts failed on infrastructure: api_rate_limit ×3, "
+        "crash ×1, last: Docker daemon is not running (threshold 50%). Running lanes finish; nothing new "
+        "starts.\n• `api_rate_limit` (API rate limit): Reduce parallelism.\n"
+        "Fix the cause, then `/csb resume 3` (or cancel it)."
+    )
+    assert words[3] == (
+        ":no_entry: Run #2 did not start: the approval is void (`a.json` changed). 1 lane was dropped before "
+        "launch; request it again to run the current tasks."
+    )
+    assert words[4] == (
+        ":double_vertical_bar: <@U1> is draining run #4: wrong &lt;@U2&gt;. No new pairs start "
+        "(1 queued lane dropped); 1 running lane finishes."
+    )
+    assert words[5] == (
+        ":stop_button: <@U1> cancelled run #4: wrong model. 2 queued lanes dropped; 3 running lanes are "
+        "being stopped."
+    )
+    assert words[6] == ":arrow_forward: <@U1> resumed run #5."
+    assert words[7] == (
+        "*After the batch* (CSB's scripts): task metrics written for 6 trials, 1 failed\n"
+        "• &lt;https://x|y&gt;\n• :warning: boom"
+    )
+    assert words[8] == (
+        "*After the batch* (CSB's scripts): task metrics written for 1 trial\n"
+        "• validate_task_run: nothing flagged"
+    )
+    assert "Invite me with `/invite @csb`" in words[9]
+    assert words[10] == "Edited by <@U1> (revision 2): model: a → &lt;b&gt;"
+    assert words[11] == "Request #7 is still waiting for approval. Approvers: <@U1>, <!subteam^S1>."
+    assert words[12] == "Request #7 is still waiting for approval. Anyone in the channel may approve it."
+    assert (
+        words[13] == "Request #7 is still waiting for approval. No approver is configured for this category."
+    )
+    assert PAUSED.reason() == (
+        "4 of 5 lane attempts failed on infrastructure: api_rate_limit ×3, crash ×1, "
+        "last: Docker daemon is not running"
+    )
