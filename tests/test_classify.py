@@ -10,6 +10,7 @@ from csb_tree import FIXTURES, fixture_json
 
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence, is_infra_failure
 from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
+from bot.domain.reason import ReasonKind
 
 TRIAL_PASS = "result_trial_pass.json"
 
@@ -185,24 +186,33 @@ def test_an_executor_that_ended_the_lane_gives_the_reason_not_harbor() -> None:
         "Ray failed job j before its lane ran (JOB_SUPERVISOR_ACTOR_START_FAILURE: x); no trial result"
     )
     exited = classify_missing(exit_code=1, age=HOUR, timeout=2 * HOUR, log_tail=log)
-    assert exited.reason == f"harbor exited 1 without a trial result; log: {log.splitlines()[-1]}"
+    assert (exited.reason, exited.log_line) == (
+        "harbor exited 1 without a trial result",
+        log.splitlines()[-1],
+    )
     adopted = classify_missing(exit_code=EXIT_UNKNOWN, age=HOUR, timeout=2 * HOUR, log_tail="done\n")
-    assert adopted.reason == "harbor ended (its exit code is unknown) without a trial result; log: done"
+    assert (adopted.reason, adopted.log_line) == (
+        "harbor ended (its exit code is unknown) without a trial result",
+        "done",
+    )
+    assert (unseen.reason_kind, exited.reason_kind) == (ReasonKind.EXECUTOR, ReasonKind.NO_RESULT)
 
 
 def test_missing_result_reason_quotes_the_infra_log_line() -> None:
     log = "Building image\nError from daemon: docker compose up failed\nTraceback (most recent call last)\n"
     outcome = classify_missing(exit_code=1, age=HOUR, timeout=2 * HOUR, log_tail=log)
-    assert outcome.reason == (
-        "harbor exited 1 without a trial result; log: Error from daemon: docker compose up failed"
+    assert (outcome.reason, outcome.log_line) == (
+        "harbor exited 1 without a trial result",
+        "Error from daemon: docker compose up failed",
     )
 
 
 def test_missing_result_reason_falls_back_to_the_last_log_line() -> None:
     log = "Traceback (most recent call last)\nFileNotFoundError: benchmarks/tasks/x\n\n"
     outcome = classify_missing(exit_code=2, age=HOUR, timeout=2 * HOUR, log_tail=log)
-    assert (
-        outcome.reason == "harbor exited 2 without a trial result; log: FileNotFoundError: benchmarks/tasks/x"
+    assert (outcome.reason, outcome.log_line) == (
+        "harbor exited 2 without a trial result",
+        "FileNotFoundError: benchmarks/tasks/x",
     )
 
 

@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.reason import ReasonKind
 from bot.domain.verdict import LaneVerdict
 
 
@@ -36,6 +37,8 @@ class TrialOutcome(BaseModel):
     status: LaneStatus
     reward: float | None = None
     exception_type: str | None = None
-    reason: str | None = None
+    reason: str | None = None  # the message; its other parts are the fields below (`bot.domain.reason`)
+    reason_kind: ReasonKind | None = None
+    log_line: str | None = None  # the line of the lane's log that tells why, when the bot found one
     infra: bool = False  # an infrastructure failure, worth a retry (never set for task outcomes)
     verdict: LaneVerdict | None = None  # CSB's verdicts on the trial, when there is one
