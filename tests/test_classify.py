@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from csb_tree import FIXTURES, fixture_json
 
-from bot.domain.classify import classify_missing, classify_trial, infra_evidence, is_infra_failure
+from bot.domain.classify import (
+    classify_missing,
+    classify_trial,
+    infra_evidence,
+    is_infra_failure,
+    lost_with_host,
+)
 from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
 from bot.domain.reason import ReasonKind
 
@@ -230,3 +236,13 @@ def test_timed_out_without_reward_and_other_exceptions_with_reward_are_errored()
     other = {**_reward(1.0), "exception_info": _errored("VerifierTimeoutError", "x")["exception_info"]}
     assert classify_trial(no_reward).status is LaneStatus.ERRORED
     assert classify_trial(other).status is LaneStatus.ERRORED
+
+
+def test_a_lane_lost_with_its_host_is_told_by_its_kind_not_its_words() -> None:
+    timed_out = classify_missing(exit_code=None, age=2 * HOUR, timeout=HOUR)
+    assert timed_out.reason_kind is ReasonKind.NO_RESULT_IN_TIME
+    lost = lost_with_host(timed_out, "h2")
+    assert (lost.status, lost.infra) == (LaneStatus.ERRORED, True)
+    assert lost.reason == f"lost with its host h2: {timed_out.reason}"
+    stopped = TrialOutcome(status=LaneStatus.TIMEOUT, reason=timed_out.reason)  # same words, no kind
+    assert lost_with_host(stopped, "h2") is stopped
