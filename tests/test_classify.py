@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 from csb_tree import FIXTURES, fixture_json
 
-from bot.domain.classify import classify_missing, classify_trial, infra_evidence, is_infra_failure
+from bot.domain.classify import (
+    classify_missing,
+    classify_trial,
+    infra_evidence,
+    is_infra_failure,
+    lost_with_host,
+)
 from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
+from bot.domain.reason import ReasonKind
 
 TRIAL_PASS = "result_trial_pass.json"
 
@@ -185,24 +192,33 @@ def test_an_executor_that_ended_the_lane_gives_the_reason_not_harbor() -> None:
         "Ray failed job j before its lane ran (JOB_SUPERVISOR_ACTOR_START_FAILURE: x); no trial result"
     )
     exited = classify_missing(exit_code=1, age=HOUR, timeout=2 * HOUR, log_tail=log)
-    assert exited.reason == f"harbor exited 1 without a trial result; log: {log.splitlines()[-1]}"
+    assert (exited.reason, exited.log_line) == (
+        "harbor exited 1 without a trial result",
+        log.splitlines()[-1],
+    )
     adopted = classify_missing(exit_code=EXIT_UNKNOWN, age=HOUR, timeout=2 * HOUR, log_tail="done\n")
-    assert adopted.reason == "harbor ended (its exit code is unknown) without a trial result; log: done"
+    assert (adopted.reason, adopted.log_line) == (
+        "harbor ended (its exit code is unknown) without a trial result",
+        "done",
+    )
+    assert (unseen.reason_kind, exited.reason_kind) == (ReasonKind.EXECUTOR, ReasonKind.NO_RESULT)
 
 
 def test_missing_result_reason_quotes_the_infra_log_line() -> None:
     log = "Building image\nError from daemon: docker compose up failed\nTraceback (most recent call last)\n"
     outcome = classify_missing(exit_code=1, age=HOUR, timeout=2 * HOUR, log_tail=log)
-    assert outcome.reason == (
-        "harbor exited 1 without a trial result; log: Error from daemon: docker compose up failed"
+    assert (outcome.reason, outcome.log_line) == (
+        "harbor exited 1 without a trial result",
+        "Error from daemon: docker compose up failed",
     )
 
 
 def test_missing_result_reason_falls_back_to_the_last_log_line() -> None:
     log = "Traceback (most recent call last)\nFileNotFoundError: benchmarks/tasks/x\n\n"
     outcome = classify_missing(exit_code=2, age=HOUR, timeout=2 * HOUR, log_tail=log)
-    assert (
-        outcome.reason == "harbor exited 2 without a trial result; log: FileNotFoundError: benchmarks/tasks/x"
+    assert (outcome.reason, outcome.log_line) == (
+        "harbor exited 2 without a trial result",
+        "FileNotFoundError: benchmarks/tasks/x",
     )
 
 
@@ -220,3 +236,13 @@ def test_timed_out_without_reward_and_other_exceptions_with_reward_are_errored()
     other = {**_reward(1.0), "exception_info": _errored("VerifierTimeoutError", "x")["exception_info"]}
     assert classify_trial(no_reward).status is LaneStatus.ERRORED
     assert classify_trial(other).status is LaneStatus.ERRORED
+
+
+def test_a_lane_lost_with_its_host_is_told_by_its_kind_not_its_words() -> None:
+    timed_out = classify_missing(exit_code=None, age=2 * HOUR, timeout=HOUR)
+    assert timed_out.reason_kind is ReasonKind.NO_RESULT_IN_TIME
+    lost = lost_with_host(timed_out, "h2")
+    assert (lost.status, lost.infra) == (LaneStatus.ERRORED, True)
+    assert lost.reason == f"lost with its host h2: {timed_out.reason}"
+    stopped = TrialOutcome(status=LaneStatus.TIMEOUT, reason=timed_out.reason)  # same words, no kind
+    assert lost_with_host(stopped, "h2") is stopped

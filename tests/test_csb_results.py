@@ -14,6 +14,7 @@ from csb_tree import FIXTURES, fixture_json, put, write_json
 from bot.csb import find_trial_result, lane_outcome, read_log_tail, read_trial, trial_usage
 from bot.domain.classify import classify_trial
 from bot.domain.outcome import LaneStatus
+from bot.domain.reason import ReasonKind
 
 TASK = "ansible-abc-imports-fix-001"  # the task of result_trial_pass.json
 JOB = "2026-02-23__17-58-13"
@@ -139,7 +140,11 @@ def test_lane_outcome_without_result(tmp_path: Path) -> None:
     log.write_text("pulling\nError: 429 Too Many Requests\nexit\n")
     crashed = _outcome(tmp_path, exit_code=1, log=log)
     assert (crashed.status, crashed.infra) == (LaneStatus.ERRORED, True)
-    assert crashed.reason == "harbor exited 1 without a trial result; log: Error: 429 Too Many Requests"
+    assert (crashed.reason, crashed.reason_kind, crashed.log_line) == (
+        "harbor exited 1 without a trial result",
+        ReasonKind.NO_RESULT,
+        "Error: 429 Too Many Requests",
+    )
 
 
 def test_a_result_being_written_is_not_final_while_harbor_runs(tmp_path: Path) -> None:
@@ -170,7 +175,8 @@ def test_a_task_exception_becomes_infra_when_the_log_shows_it(tmp_path: Path) ->
     log.write_text('step 1\nAPI Error: 529 {"type":"overloaded_error"}\n')
     infra = _outcome(tmp_path, exit_code=0, log=log)
     assert infra.infra
-    assert infra.reason == 'Agent exited with code 1; log: API Error: 529 {"type":"overloaded_error"}'
+    assert (infra.reason, infra.reason_kind) == ("Agent exited with code 1", ReasonKind.EXCEPTION)
+    assert infra.log_line == 'API Error: 529 {"type":"overloaded_error"}'
 
 
 def test_failed_is_never_infra_whatever_the_log_says(tmp_path: Path) -> None:

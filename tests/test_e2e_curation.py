@@ -67,7 +67,7 @@ async def test_the_report_excludes_exactly_the_invalid_pairs(tmp_path: Path) -> 
         by_key[LRU, "mcp"].state is LaneStatus.ERRORED and by_key[LRU, "mcp"].fingerprint == "api_rate_limit"
     )
 
-    view = build_report_view(kit.repo, run, request, lanes)
+    view = build_report_view(run, request, lanes)
     removed = {
         p.task_id: [(i.rule, i.lane) for i in p.invalid] for p in view.pairs if p.complete and p.invalid
     }

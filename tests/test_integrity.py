@@ -10,6 +10,7 @@ import io
 from bot.csb.verdicts import fingerprint_error
 from bot.domain.integrity import AUDIT_TRACES, InvalidRule, pair_invalidity
 from bot.domain.outcome import LaneStatus
+from bot.domain.reason import LaneReason
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairKind, PairOutcome, summarize
 from bot.domain.verdict import Category, LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
@@ -155,7 +156,7 @@ def test_failures_are_grouped_by_cause_with_csbs_advice_and_category() -> None:
         PairOutcome(
             "lost",
             "s",
-            LaneResult(status=LaneStatus.ERRORED, reason="harbor exited 1"),
+            LaneResult(status=LaneStatus.ERRORED, reason=LaneReason(message="harbor exited 1")),
             _lane(_verdict(MCP), True),
         ),
     ]

@@ -11,12 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.reason import ReasonKind
 from bot.store import approvals, interactions, outbox, requests, runs, schema
 from bot.store.db import Store
 from bot.store.models import OutboxKind, OutboxState, RequestState, RunState
@@ -122,3 +126,93 @@ async def test_replicas_starting_together_upgrade_one_at_a_time(db_url: str, pos
     finally:
         for store in stores:
             await store.close()
+
+
+# Reasons as 0005 stored them, joined into one string, and the fields 0006 makes of them.
+JOINED_REASONS = {
+    "harbor exited 1 without a trial result; log: Error: 429 Too Many Requests": (
+        "harbor exited 1 without a trial result",
+        "no_result",
+        "Error: 429 Too Many Requests",
+    ),
+    "Agent exited with code 1; log: API Error: 529 overloaded": (
+        "Agent exited with code 1",
+        "exception",
+        "API Error: 529 overloaded",
+    ),
+    "log: rate limit reached": (None, "exception", "rate limit reached"),
+    "no trial result after 1h00m (limit 1h00m)": (
+        "no trial result after 1h00m (limit 1h00m)",
+        "no_result_in_time",
+        None,
+    ),
+    "Ray failed job j before its lane ran; no trial result": (
+        "Ray failed job j before its lane ran; no trial result",
+        "executor",
+        None,
+    ),
+    "retry 1/3 after: harbor exited 1 without a trial result": (
+        "retry 1/3 after: harbor exited 1 without a trial result",
+        "no_result",
+        None,
+    ),
+}
+
+
+def _filler(column: sa.Column[object]) -> object:
+    """A value for a required column the test does not care about, by its type."""
+    kind = column.type.python_type
+    return {int: 1, str: "x", bool: False, float: 0.0, datetime: NOW}[kind]
+
+
+def _insert_required(connection: Connection, table: sa.Table, **values: object) -> None:
+    required = {
+        column.name: _filler(column)
+        for column in table.columns
+        if not column.nullable and column.server_default is None and column.name not in values
+    }
+    connection.execute(table.insert().values(**required, **values))
+
+
+def _at_0005_with_joined_reasons(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", "bot.store:migrations")
+    config.attributes["connection"] = connection
+    command.upgrade(config, "0005")
+    tables = sa.MetaData()
+    tables.reflect(connection)
+    _insert_required(connection, tables.tables["run_requests"], id=1)
+    _insert_required(connection, tables.tables["runs"], id=1, request_id=1)
+    for lane_id, reason in enumerate(JOINED_REASONS, start=1):
+        exception_type = "NonZeroAgentExitCodeError" if reason.startswith(("Agent", "log:")) else None
+        _insert_required(
+            connection,
+            tables.tables["lanes"],
+            id=lane_id,
+            run_id=1,
+            task_id=f"t{lane_id}",
+            state="errored",
+            reason=reason,
+            exception_type=exception_type,
+        )
+
+
+async def test_joined_lane_reasons_are_carried_over_into_fields(db_url: str, postgres: object) -> None:
+    """0006 cuts a reason stored as `<message>; log: <line>` into its fields and tells its kind."""
+    if db_url.startswith("postgresql"):
+        assert postgres is not None
+        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    store = Store(db_url)
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_at_0005_with_joined_reasons)
+        assert await store.revision() == "0005"
+        await store.create_tables()
+        assert await store.revision() == schema.head()
+        async with store.read() as session:
+            lanes = await runs.run_lanes(session, 1)
+        carried = {lane.id: (lane.reason, lane.reason_kind, lane.log_line) for lane in lanes}
+        assert carried == dict(enumerate(JOINED_REASONS.values(), start=1))
+        assert all(reason_kind in set(ReasonKind) for _, reason_kind, _ in carried.values())
+    finally:
+        await store.close()

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.reason import LaneReason, ReasonKind
 from bot.domain.spec import LaneRole
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.playground import check_message_blocks
@@ -36,8 +37,14 @@ from bot.slack.views.report_csv import COLUMNS, report_csv
 GOLDEN = Path(__file__).resolve().parent / "golden"
 # What the bot records for lanes that end without a score (exception type and message, or what it saw).
 REASONS = {
-    LaneStatus.ERRORED: "RuntimeError: Daytona sandbox did not start",
-    LaneStatus.TIMEOUT: "no trial result after 1 h 00 min (limit 1 h 00 min); log: runs/x/task.log",
+    LaneStatus.ERRORED: LaneReason(
+        ReasonKind.EXCEPTION, "Daytona sandbox did not start", exception_type="RuntimeError"
+    ),
+    LaneStatus.TIMEOUT: LaneReason(
+        ReasonKind.NO_RESULT_IN_TIME,
+        "no trial result after 1 h 00 min (limit 1 h 00 min)",
+        log_path="runs/x/task.log",
+    ),
 }
 MODEL = "anthropic/claude-haiku-4-5-20251001"
 P, F, E = LaneStatus.PASSED, LaneStatus.FAILED, LaneStatus.ERRORED

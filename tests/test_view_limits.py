@@ -21,6 +21,7 @@ from bot.csb.command import LaunchConfig
 from bot.csb.preflight import AccountHealth, AccountStatus
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
+from bot.domain.reason import LaneReason
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
 from bot.domain.stats import LaneResult, PairOutcome
@@ -128,7 +129,8 @@ CARDS = {
 
 
 def lane(status: LaneStatus, reason: str | None = None) -> LaneResult:
-    return LaneResult(status, 1.0 if status is LaneStatus.PASSED else None, reason=reason)
+    said = LaneReason(message=reason) if reason is not None else None
+    return LaneResult(status, 1.0 if status is LaneStatus.PASSED else None, reason=said)
 
 
 REPORT = ReportView(

@@ -18,6 +18,7 @@ from bot.csb.trials import is_trial_folder, is_trial_of
 from bot.csb.verdicts import judge_trial
 from bot.domain.classify import classify_missing, classify_trial, infra_evidence
 from bot.domain.outcome import LaneStatus, TrialOutcome
+from bot.domain.reason import ReasonKind
 
 RESULT_FILE = "result.json"
 LOG_TAIL_BYTES = 4096
@@ -63,6 +64,7 @@ def read_trial(path: Path) -> TrialOutcome:
             status=LaneStatus.ERRORED,
             exception_type=CORRUPT,
             reason=f"{CORRUPT}: {path.name} {problem}",
+            reason_kind=ReasonKind.UNREADABLE,
             infra=True,
         )
     return classify_trial(data)
@@ -210,8 +212,7 @@ def _infra_from_log(outcome: TrialOutcome, log_path: Path | None) -> TrialOutcom
     evidence = infra_evidence(None, read_log_tail(log_path))
     if evidence is None:
         return outcome
-    reason = f"{outcome.reason}; log: {evidence}" if outcome.reason else f"log: {evidence}"
-    return outcome.model_copy(update={"infra": True, "reason": reason})
+    return outcome.model_copy(update={"infra": True, "log_line": evidence})
 
 
 def _load(path: Path) -> tuple[dict[str, Any] | None, str]:

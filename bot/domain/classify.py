@@ -22,6 +22,7 @@ from typing import Any
 
 from bot.domain.mrkdwn import clip
 from bot.domain.outcome import EXIT_UNKNOWN, LaneStatus, TrialOutcome
+from bot.domain.reason import ReasonKind
 
 # The one exception CSB's status tool does not count as an error when the trial still has a reward.
 TIMED_OUT_BUT_SCORED = "AgentTimeoutError"
@@ -115,10 +116,10 @@ def lost_with_host(outcome: TrialOutcome, host: str) -> TrialOutcome:
     """A lane started on another host that left no result within its time limit: that host (or the bot
     process there) is taken for dead, and the lane for lost with it: an infrastructure failure, so it is
     retried, not counted as the task's timeout."""
-    if outcome.status is not LaneStatus.TIMEOUT or not (outcome.reason or "").startswith(NO_RESULT_IN_TIME):
+    if outcome.status is not LaneStatus.TIMEOUT or outcome.reason_kind is not ReasonKind.NO_RESULT_IN_TIME:
         return outcome
     reason = f"lost with its host {host}: {outcome.reason}"
-    return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+    return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, reason_kind=outcome.reason_kind, infra=True)
 
 
 def classify_missing(
@@ -132,15 +133,24 @@ def classify_missing(
         if age < timeout:
             return TrialOutcome(status=LaneStatus.RUNNING)
         reason = f"{NO_RESULT_IN_TIME} {_duration(age)} (limit {_duration(timeout)})"
-        return TrialOutcome(status=LaneStatus.TIMEOUT, reason=reason)
+        return TrialOutcome(
+            status=LaneStatus.TIMEOUT, reason=reason, reason_kind=ReasonKind.NO_RESULT_IN_TIME
+        )
     note = _executor_note(log_tail) if exit_code == EXIT_UNKNOWN else None
     if note is not None:  # what the executor saw is the cause; "harbor ended" might not even be true
-        return TrialOutcome(status=LaneStatus.ERRORED, reason=f"{note}; no trial result", infra=True)
-    reason = f"{_how_harbor_ended(exit_code)} without a trial result"
-    evidence = infra_evidence(None, log_tail) or _last_line(log_tail)
-    if evidence:
-        reason = f"{reason}; log: {evidence}"
-    return TrialOutcome(status=LaneStatus.ERRORED, reason=reason, infra=True)
+        return TrialOutcome(
+            status=LaneStatus.ERRORED,
+            reason=f"{note}; no trial result",
+            reason_kind=ReasonKind.EXECUTOR,
+            infra=True,
+        )
+    return TrialOutcome(
+        status=LaneStatus.ERRORED,
+        reason=f"{_how_harbor_ended(exit_code)} without a trial result",
+        reason_kind=ReasonKind.NO_RESULT,
+        log_line=infra_evidence(None, log_tail) or _last_line(log_tail),
+        infra=True,
+    )
 
 
 def _executor_note(log_tail: str) -> str | None:
@@ -169,6 +179,7 @@ def _errored(exception_info: Any) -> TrialOutcome:
         status=LaneStatus.ERRORED,
         exception_type=exception_type,
         reason=reason,
+        reason_kind=ReasonKind.EXCEPTION,
         infra=evidence is not None,
     )
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.reason import ReasonKind
+
 # A lane's status lives with the other state machines; it is the outcome's status, so it is named here too.
 from bot.domain.states import LaneStatus as LaneStatus
 from bot.domain.verdict import LaneVerdict
@@ -21,6 +23,8 @@ class TrialOutcome(BaseModel):
     status: LaneStatus
     reward: float | None = None
     exception_type: str | None = None
-    reason: str | None = None
+    reason: str | None = None  # the message; its other parts are the fields below (`bot.domain.reason`)
+    reason_kind: ReasonKind | None = None
+    log_line: str | None = None  # the line of the lane's log that tells why, when the bot found one
     infra: bool = False  # an infrastructure failure, worth a retry (never set for task outcomes)
     verdict: LaneVerdict | None = None  # CSB's verdicts on the trial, when there is one

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from bot.domain.integrity import Invalidity, pair_invalidity
 from bot.domain.outcome import LaneStatus
+from bot.domain.reason import LaneReason
 from bot.domain.states import SCORED_LANE_STATES
 from bot.domain.verdict import LaneVerdict
 
@@ -34,7 +35,7 @@ class LaneResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
-    reason: str | None = None  # why an errored or timed-out lane ended so (exception, Harbor's exit)
+    reason: LaneReason | None = None  # why the lane ended so (exception, Harbor's exit), as stored
     verdict: LaneVerdict | None = None  # CSB's verdicts, stored when the lane ended (None: no trial)
 
     @property

@@ -19,7 +19,8 @@ def is_rate_limit(outcome: TrialOutcome) -> bool:
     fingerprint = outcome.verdict.fingerprint if outcome.verdict else None
     if fingerprint is not None and fingerprint.id == API_RATE_LIMIT:
         return outcome.infra
-    return outcome.infra and bool(_RATE_LIMIT.search(outcome.reason or ""))
+    said = (outcome.reason, outcome.log_line)  # the message or the log's telling line may name it
+    return outcome.infra and any(_RATE_LIMIT.search(text) for text in said if text)
 
 
 def stopped_outcome(stop_kind: str | None, outcome: TrialOutcome, timeout_sec: int) -> TrialOutcome:

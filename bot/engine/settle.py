@@ -91,6 +91,7 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
             reason=ending.retry_reason,
             infra=True,
             verdict=ending.outcome.verdict,
+            log_line=ending.outcome.log_line,
         ):
             settled.append(ending)
     for ending in settled:

@@ -163,9 +163,8 @@ class Watcher:
             log.exception("lane %s: its result files could not be judged", item.lane.id)
             reason = f"its result files could not be read: {type(exc).__name__}: {exc}"[:300]
             return TrialOutcome(status=LaneStatus.ERRORED, reason=self._redact(reason), infra=True)
-        if outcome.reason is None:
-            return outcome
-        return outcome.model_copy(update={"reason": self._redact(outcome.reason)})
+        said = {"reason": outcome.reason, "log_line": outcome.log_line}
+        return outcome.model_copy(update={name: self._redact(text) for name, text in said.items() if text})
 
     def _judge(self, item: Ended, now: datetime) -> TrialOutcome:
         """Judged by the job folder this attempt named (`--job-name`); a lane started by an older

@@ -133,7 +133,7 @@ class Senders:
             run = await runs.get_run(session, runs.run_id_of(request.id))
             lanes = await runs.run_lanes(session, runs.run_id_of(request.id))
         assert run is not None
-        view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
+        view = await asyncio.to_thread(build_report_view, run, request, lanes)
         message = await asyncio.to_thread(paired_report, view)
         blocks = [*message.blocks, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
         await self._poster.post(item, request.channel_id, thread_ts, message.text, blocks, broadcast=True)
@@ -175,7 +175,7 @@ class Senders:
             lanes = await runs.run_lanes(session, runs.run_id_of(request.id or 0))
         if run is None or not request.card_ts or not outbox_keys.is_finished_dm(item.target):
             return item.text or "", [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
-        view = await asyncio.to_thread(build_report_view, self._repo, run, request, lanes)
+        view = await asyncio.to_thread(build_report_view, run, request, lanes)
         return report_dm(view, item.text or "", thread_url(request.channel_id, request.card_ts))
 
     # -- ephemeral replies -------------------------------------------------------------------------------

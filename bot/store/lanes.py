@@ -221,6 +221,8 @@ async def finish_lanes(session: AsyncSession, ends: Sequence[LaneEnd], *, now: d
             "b_reward": end.outcome.reward,
             "b_exception_type": end.outcome.exception_type,
             "b_reason": end.outcome.reason,
+            "b_reason_kind": end.outcome.reason_kind,
+            "b_log_line": end.outcome.log_line,
             "b_exit_code": end.exit_code,
             **{f"b_{name}": value for name, value in verdict_columns(end.outcome.verdict).items()},
         }
@@ -264,10 +266,12 @@ VERDICT_COLUMNS = (
     "cost_usd",
     "verdict_json",
 )
+# A lane's reason as fields (`bot.domain.reason`); the log's path and the fingerprint have their columns.
+REASON_COLUMNS = ("exception_type", "reason", "reason_kind", "log_line")
 _FINISH = _guarded(LaneStatus.RUNNING).values(
     {
         name: _column_param(f"b_{name}", name)
-        for name in ("state", "reward", "exception_type", "reason", "exit_code", *VERDICT_COLUMNS)
+        for name in (*REASON_COLUMNS, "state", "reward", "exit_code", *VERDICT_COLUMNS)
     }
 )
 
@@ -280,10 +284,12 @@ async def requeue_lane(
     reason: str | None,
     infra: bool,
     verdict: LaneVerdict | None = None,
+    log_line: str | None = None,
 ) -> bool:
     """Running → queued again: an infrastructure failure to retry, or a process lost across a restart.
 
-    The failed attempt's verdicts are kept until the next attempt ends (a pause names their causes)."""
+    The failed attempt's verdicts and its log's telling line are kept until the next attempt ends (a
+    pause names their causes)."""
     check_lane_move(LaneStatus.RUNNING, LaneStatus.QUEUED)
     result = await session.execute(
         _update(Lane)
@@ -292,6 +298,8 @@ async def requeue_lane(
             state=LaneStatus.QUEUED,
             not_before=not_before,
             reason=reason,
+            reason_kind=None,
+            log_line=log_line,
             infra_failures=col(Lane.infra_failures) + (1 if infra else 0),
             pid=None,
             marker=None,
@@ -330,7 +338,7 @@ async def cancel_queued_lanes(session: AsyncSession, run_id: int, now: datetime,
     result = await session.execute(
         _update(Lane)
         .where(col(Lane.run_id) == run_id, col(Lane.state) == LaneStatus.QUEUED)
-        .values(state=LaneStatus.CANCELLED, reason=reason, finished_at=now)
+        .values(state=LaneStatus.CANCELLED, reason=reason, reason_kind=None, log_line=None, finished_at=now)
     )
     return rowcount(result)
 

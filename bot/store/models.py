@@ -126,7 +126,9 @@ class Lane(SQLModel, table=True):
     exit_code: int | None = None
     reward: float | None = None
     exception_type: str | None = None
-    reason: str | None = None
+    reason: str | None = None  # the message of the lane's reason; its other parts beside it
+    reason_kind: str | None = None  # a `ReasonKind`, when the bot knows how the lane ended
+    log_line: str | None = None  # the line of the lane's log that tells why
     started_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     # Scheduling: every start is an attempt; infrastructure failures are retried after `not_before`.

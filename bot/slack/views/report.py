@@ -47,6 +47,7 @@ from bot.slack.ids import ActionId
 from bot.slack.views.causes import cause_lines
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
 from bot.slack.views.integrity import integrity_lines, invalidity_words
+from bot.slack.views.lane_reason import reason_words
 
 MAX_BLOCK_CHARS = 12_000  # under the undocumented ~13,200 of `msg_blocks_too_long`, with a margin
 SUITE_CHARS = 7_000  # the per-suite statistics never crowd the task list out entirely
@@ -298,7 +299,7 @@ def _lane(pair: PairOutcome, role: LaneRole) -> LaneResult:
 
 def _lane_words(role: LaneRole, result: LaneResult) -> str:
     if result.status in UNSCORED_LANE_STATES:  # no reward: say why instead
-        why = shown(result.reason or "no reason recorded", REASON_SHOWN)
+        why = shown(reason_words(result) or "no reason recorded", REASON_SHOWN)
         return f"{LANE_LABEL[role]} {result.status.value} ({why})"
     return f"{LANE_LABEL[role]} {result.status.value} {reward(result.reward)}"
 

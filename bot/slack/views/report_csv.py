@@ -7,6 +7,7 @@ import io
 
 from bot.domain.spec import LaneRole
 from bot.domain.stats import LaneResult
+from bot.slack.views.lane_reason import reason_words
 from bot.slack.views.report import ReportView, task_order
 
 _BASE_COLUMNS = (
@@ -115,7 +116,7 @@ def _cells(result: LaneResult | None) -> tuple[str, str, str, str, str]:
     tokens = None
     if result.input_tokens is not None or result.output_tokens is not None:
         tokens = (result.input_tokens or 0) + (result.output_tokens or 0)
-    reason = result.reason or ""
+    reason = reason_words(result) or ""
     return result.status.value, _number(result.reward), _number(result.cost_usd), _number(tokens), reason
 
 
