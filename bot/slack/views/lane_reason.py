@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.domain.outcome import LaneStatus
+from bot.domain.states import UNSCORED_LANE_STATES
 from bot.domain.stats import LaneResult
 
-_WITH_LOG = (LaneStatus.ERRORED, LaneStatus.TIMEOUT)  # lanes whose log may say what the trial did not
+_WITH_LOG = UNSCORED_LANE_STATES  # lanes whose log may say what the trial did not
 
 
 def reason_words(result: LaneResult) -> str | None:
