@@ -271,6 +271,7 @@ def test_the_allow_list_keeps_what_a_lane_needs_and_what_the_policy_adds() -> No
         "DAYTONA_API_KEY": "dk",
         "ANTHROPIC_API_KEY": "sk",
         "HARBOR_ENV": "daytona",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # without it an offline Harbor waits on LiteLLM's retries
         "CORP_TOKEN": "corp",
         "MY_TOOL": "1",
         "csb_database_url": DB_URL,  # the settings read any case
@@ -286,6 +287,7 @@ def test_the_allow_list_keeps_what_a_lane_needs_and_what_the_policy_adds() -> No
             "DAYTONA_API_KEY",
             "ANTHROPIC_API_KEY",
             "HARBOR_ENV",
+            "LITELLM_LOCAL_MODEL_COST_MAP",
             "CORP_TOKEN",
             "MY_TOOL",
         )

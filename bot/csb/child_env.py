@@ -69,6 +69,8 @@ ALLOWED_PREFIXES = (
     "SRC_",  # the agent's fallbacks for the Sourcegraph token and URL
     "AUGMENT_",  # CSB's augment_* configs
     "HARBOR_",
+    "LITELLM_",  # Harbor prices trials through LiteLLM: LITELLM_LOCAL_MODEL_COST_MAP keeps an offline host
+    # from waiting on its retries to fetch the price list
 )
 
 
