@@ -9,6 +9,7 @@ closed) found nothing to do.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from lane_waits import running_count, wait_any
@@ -21,6 +22,9 @@ from bot.store.models import Lane, Run
 
 # How long `run_until_idle` gathers the exits of one wave of lanes before the next tick.
 GATHER_LONGEST = 0.02
+# No lane of a test runs this long: a lane process that outlives it (a lost signal, a child that never
+# exits) fails the test with its lanes named, instead of hanging the whole run.
+LANE_PATIENCE = 120.0
 
 Snapshot = tuple[tuple[object, ...], ...]
 
@@ -53,7 +57,14 @@ async def run_until_idle(
         if quiet and running_count(engine.executor) == 0 and await snapshot(store) == before:
             return
         if running_count(engine.executor):
-            if gather:
-                await wait_any(engine.executor, quiet=GATHER_QUIET, longest=GATHER_LONGEST)
-            else:
-                await wait_any(engine.executor)
+            await _next_exit(engine, store, gather)
+
+
+async def _next_exit(engine: Engine, store: Store, gather: bool) -> None:
+    """Wait for a lane to end, at most LANE_PATIENCE seconds."""
+    quiet, longest = (GATHER_QUIET, GATHER_LONGEST) if gather else (0.0, 0.0)
+    try:
+        await asyncio.wait_for(wait_any(engine.executor, quiet=quiet, longest=longest), LANE_PATIENCE)
+    except TimeoutError:
+        lanes = await snapshot(store)
+        raise AssertionError(f"no lane ended within {LANE_PATIENCE:.0f} s; lanes and runs: {lanes}") from None
