@@ -199,6 +199,74 @@ def test_domain_does_no_io() -> None:
     assert _uses("domain", io_uses) == []
 
 
+# -- inside bot/slack/ --------------------------------------------------------------------------------
+
+SLACK = BOT / "slack"
+# What each part of bot/slack/ may import of the others (besides itself). Receiving and delivering meet
+# only in the database and in one call: after its ack a listener kicks the notifier. The views write
+# the words both sides show, and know neither; a button's value is written as the listener reads it.
+SLACK_MAY_IMPORT: dict[str, frozenset[str] | None] = {
+    "ids": frozenset(),
+    "errors": frozenset(),
+    "scopes": frozenset(),
+    "views": frozenset({"ids", "inbound.payloads"}),
+    "outbound": frozenset({"ids", "views"}),
+    "inbound": frozenset({"ids", "errors", "views", "outbound.notifier"}),
+    "app": ANYTHING,  # assembles the Bolt app from both sides
+    "__init__": ANYTHING,
+}
+
+
+def slack_parts() -> list[str]:
+    packages = [p.parent.name for p in SLACK.glob("*/__init__.py")]
+    return sorted(packages + [p.stem for p in SLACK.glob("*.py")])
+
+
+def slack_crossings(part: str, source: str, file: str = "<source>") -> list[str]:
+    """The imports of another part of bot/slack/ that `part` may not make."""
+    allowed = SLACK_MAY_IMPORT.get(part, frozenset())
+    if allowed is ANYTHING:
+        return []
+    others = [f"bot.slack.{other}" for other in slack_parts() if other != part]
+    permitted = tuple(f"bot.slack.{name}" for name in allowed)
+    return [
+        str(use)
+        for use in imports(source, file)
+        if _within(use.what, tuple(others)) and not _within(use.what, permitted)
+    ]
+
+
+def test_every_part_of_slack_has_a_place() -> None:
+    assert slack_parts() == sorted(SLACK_MAY_IMPORT)
+
+
+@pytest.mark.parametrize("part", slack_parts())
+def test_receiving_and_delivering_stay_apart(part: str) -> None:
+    folder = SLACK / part
+    files = sorted(folder.rglob("*.py")) if folder.is_dir() else [SLACK / f"{part}.py"]
+    found = [
+        crossing
+        for path in files
+        for crossing in slack_crossings(part, path.read_text(), str(path.relative_to(BOT)))
+    ]
+    allowed = sorted(SLACK_MAY_IMPORT[part] or ())
+    assert found == [], f"bot/slack/{part} may import only {allowed} of bot/slack/"
+
+
+def test_the_slack_rule_catches_a_crossing() -> None:
+    planted = (
+        "from bot.slack.inbound.payloads import SlashCommand\n"  # delivering reads what comes in: refused
+        "from bot.slack.views.home import home_tab\n"
+        "from bot.slack.outbound.notifier import Notifier\n"
+    )
+    assert [use.split()[0] for use in slack_crossings("outbound", planted)] == ["<source>:1"] * 2
+    listener = (
+        "from bot.slack.outbound.notifier import Notifier\n"  # the kick after the ack: allowed
+        "from bot.slack.outbound.posting import Poster\n"
+    )
+    assert [use.split()[0] for use in slack_crossings("inbound", listener)] == ["<source>:2"] * 2
+
+
 # -- the checks catch what they claim ----------------------------------------------------------------
 
 
@@ -243,7 +311,7 @@ def test_relative_and_slack_imports_are_found() -> None:
         "from . import ...",
         "from ..b import ...",
     ]
-    source = "from bot.slack.notifier import Notifier\nimport slack_sdk.models\nimport slacker"
+    source = "from bot.slack.outbound.notifier import Notifier\nimport slack_sdk.models\nimport slacker"
     assert [u.line for u in slack_imports(source)] == [1, 1, 2]
 
 

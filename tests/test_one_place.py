@@ -132,10 +132,10 @@ def imports(tree: ast.Module) -> set[str]:
 def test_the_notifier_delivers_and_changes_no_request() -> None:
     trees = dict(sources())
     for module in ("notifier", "senders", "posting", "followups", "pacing", "delivery"):
-        tree = trees[f"bot/slack/{module}.py"]
+        tree = trees[f"bot/slack/outbound/{module}.py"]
         assert not {"bot.store.audit", "bot.store.approvals"} & imports(tree), module
         assert not {call for call in called(tree) if call.startswith("audit.") or call.endswith(".decide")}
-    assert "bot.services.requests.withdraw_unpostable" in imports(trees["bot/slack/notifier.py"])
+    assert "bot.services.requests.withdraw_unpostable" in imports(trees["bot/slack/outbound/notifier.py"])
 
 
 def catches_everything(tree: ast.Module) -> list[int]:
@@ -161,7 +161,7 @@ def test_services_and_the_store_catch_only_database_errors() -> None:
 
 def test_slack_errors_become_replies_only_at_the_boundary() -> None:
     """`except Exception` in slack/: the boundary itself, and delivery rounds that must outlive a row."""
-    allowed = {"bot/slack/errors.py", "bot/slack/notifier.py", "bot/slack/followups.py"}
+    allowed = {"bot/slack/errors.py", "bot/slack/outbound/notifier.py", "bot/slack/outbound/followups.py"}
     catching = {
         name
         for name, tree in sources()

@@ -6,9 +6,9 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from bot.slack.commands import CommandRouter
-from bot.slack.listeners.prologue import Prologue
-from bot.slack.payloads import SlashCommand
+from bot.slack.inbound.commands import CommandRouter
+from bot.slack.inbound.listeners.prologue import Prologue
+from bot.slack.inbound.payloads import SlashCommand
 
 
 def register(app: AsyncApp, router: CommandRouter, listen: Prologue) -> None:

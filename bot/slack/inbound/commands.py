@@ -25,9 +25,9 @@ from bot.services.queries import QueryService, Viewer
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
-from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
-from bot.slack.payloads import SlashCommand
+from bot.slack.inbound.directory import Directory
+from bot.slack.inbound.payloads import SlashCommand
 from bot.slack.views.events import event_text
 from bot.slack.views.replies import (
     accounts_text,
