@@ -21,7 +21,7 @@ from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
 from bot.services.replays import ReplayGuard
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.settings import BotConfig, Settings

@@ -227,7 +227,7 @@ def test_the_lane_argv_is_built_by_one_function() -> None:
     """The engine, the dry run and `check`'s Harbor probe all call `lane_argv`; only it assembles Harbor's
     command."""
     found = {name for name, tree in sources() if calls_of(tree, "lane_command")}
-    assert found == {"bot/csb/command.py"}, found
+    assert found == {"bot/csb/harbor_run.py"}, found
     users = {name for name, tree in sources() if calls_of(tree, "lane_argv")}
     assert users == {"bot/engine/lane_launch.py", "bot/slack/views/replies.py", "bot/csb/harbor_probe.py"}, (
         users

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
-from bot.csb.command import run_folder_names
 from bot.csb.configs import accepted_full_configs, load_eval_matrix
+from bot.csb.harbor_run import run_folder_names
 from bot.csb.preflight import AccountHealth
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus

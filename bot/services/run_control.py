@@ -16,7 +16,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.command import run_folder_names
+from bot.csb.harbor_run import run_folder_names
 from bot.csb.paths import lane_path
 from bot.domain.causes import pair_causes
 from bot.domain.clock import Clock

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.csb.command import LaunchConfig
+from bot.csb.harbor_run import LaunchConfig
 from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
@@ -22,7 +22,7 @@ from bot.services.control_args import (
     parse_run_id,
 )
 from bot.services.queries import QueryService, Viewer
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.slack.errors import answering, describe

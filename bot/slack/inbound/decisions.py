@@ -10,7 +10,7 @@ from bot.domain.slack_limits import MAX_LABEL
 from bot.domain.spec import RunSpec
 from bot.services.approvals import ApprovalService
 from bot.services.replays import ReplayGuard
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.slack.errors import answering, describe
 from bot.slack.inbound.directory import Directory

@@ -12,7 +12,7 @@ from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.limits import REASON_CHARS
 from bot.services.control_args import CATEGORY_A
 from bot.services.replays import ReplayGuard
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.slack.errors import answering, describe
