@@ -49,7 +49,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.playground import CAST, DEFAULT_CHANNELS, REQUESTER, SlackStandin, slack_signature
 from bot.playground.payloads import AppContext, slash_command_form
-from bot.slack.socket_mode import PING_INTERVAL_SECONDS
+from bot.slack.inbound.socket_mode import PING_INTERVAL_SECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"

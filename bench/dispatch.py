@@ -42,7 +42,7 @@ from lane_waits import wait_all  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.child_env import child_environ  # noqa: E402
-from bot.csb.command import LaunchConfig, lane_command  # noqa: E402
+from bot.csb.harbor_run import LaunchConfig, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.domain.spec import RunParams, RunSpec  # noqa: E402

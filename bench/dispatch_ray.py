@@ -38,7 +38,7 @@ from dispatch import LANES, lane_rows, make_checkout, queue_bench_run  # noqa: E
 from idle import run_until_idle  # noqa: E402
 
 from bot.csb.child_env import child_environ  # noqa: E402
-from bot.csb.command import LaunchConfig, job_name, lane_command  # noqa: E402
+from bot.csb.harbor_run import LaunchConfig, job_name, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.engine import build_engine  # noqa: E402

@@ -25,7 +25,7 @@ from bot.settings import (
     load_database_settings,
     load_settings,
 )
-from bot.slack.socket_mode import run_socket_mode
+from bot.slack.inbound.socket_mode import run_socket_mode
 from bot.store.db import describe_revision, schema_revision
 from bot.wiring import build_bot
 

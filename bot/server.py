@@ -9,7 +9,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 
 from bot.engine.scheduler import start_timers
-from bot.slack.intake import MAX_BODY_BYTES, Intake
+from bot.slack.inbound.intake import MAX_BODY_BYTES, Intake
 from bot.wiring import Bot
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.csb.child_env import ChildEnvConfig, child_environ
-from bot.csb.command import LaunchConfig
+from bot.csb.harbor_run import LaunchConfig
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
 from bot.executors.base import ExecutorSettings

@@ -21,19 +21,19 @@ from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
 from bot.services.replays import ReplayGuard
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
 from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
-from bot.slack.commands import CommandRouter
-from bot.slack.decisions import DecisionHandler
-from bot.slack.direct_reply import reply_now
-from bot.slack.directory import Directory
-from bot.slack.identity import SlackIdentity
-from bot.slack.inflight import InFlight
-from bot.slack.listeners.run_control import RunControlClicks
-from bot.slack.notifier import Notifier
+from bot.slack.inbound.commands import CommandRouter
+from bot.slack.inbound.decisions import DecisionHandler
+from bot.slack.inbound.directory import Directory
+from bot.slack.inbound.identity import SlackIdentity
+from bot.slack.inbound.inflight import InFlight
+from bot.slack.inbound.listeners.run_control import RunControlClicks
+from bot.slack.outbound.direct_reply import reply_now
+from bot.slack.outbound.notifier import Notifier
 from bot.store.db import Store
 
 

@@ -18,7 +18,7 @@ from lane_waits import wait_all
 
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import child_environ
-from bot.csb.command import LaunchConfig
+from bot.csb.harbor_run import LaunchConfig
 from bot.csb.trials import is_trial_folder
 from bot.domain.clock import ManualClock
 from bot.domain.redact import Redactor

@@ -12,17 +12,22 @@ from hypothesis import strategies as st
 
 from bot.domain.command_line import (
     COMMAND_USAGE,
+    GRAMMAR,
     POSITIONAL_FIELD,
+    RUN_EXAMPLE,
     RUN_FLAGS,
     SUBCOMMANDS,
     USAGE,
     CommandLine,
+    is_usage,
     nearest,
     parse_command,
     parse_run_args,
+    subcommand,
+    usage_of,
 )
 from bot.domain.errors import UserInputError
-from bot.domain.help_text import RUN_EXAMPLE, help_overview, run_help
+from bot.domain.help_text import help_overview, run_help
 from bot.domain.slack_limits import MAX_SECTION_TEXT
 from bot.domain.spec import Category, Mode, RunParams
 
@@ -383,3 +388,13 @@ def test_parsing_work_is_bounded_and_linear_up_to_what_slack_sends(kind: str) ->
         small, large = python_lines_run(parse, prefix + short), python_lines_run(parse, prefix + long)
         assert large <= 12 * max(small, 100), f"{parse.__name__}: {small} lines, then {large}"
         assert large < 1_000_000, f"{parse.__name__}: {large} lines"
+
+
+def test_the_grammar_gives_each_subcommand_one_usage_line() -> None:
+    assert tuple(sub.name for sub in GRAMMAR) == SUBCOMMANDS and len(set(SUBCOMMANDS)) == len(SUBCOMMANDS)
+    for sub in GRAMMAR:
+        assert sub.usage.startswith(f"/csb {sub.name}") and sub.short.startswith(f"/csb {sub.name}")
+        assert usage_of(f"{sub.name.upper()} whatever") == sub.usage and is_usage(sub.usage)
+    assert usage_of("") == usage_of("--help") == usage_of("runn x") == COMMAND_USAGE
+    assert usage_of("run --model m") == USAGE and not is_usage("quote paths with spaces")
+    assert subcommand("rerun").short == "/csb rerun <run> [--only …]"

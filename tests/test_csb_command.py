@@ -20,7 +20,7 @@ from bot.csb import (
     shell_line,
 )
 from bot.csb.child_env import child_environ
-from bot.csb.command import HarborEnv, LaunchConfig, daytona_labels, lane_argv, run_stamp
+from bot.csb.harbor_run import HarborEnv, LaunchConfig, daytona_labels, lane_argv, run_stamp
 from bot.csb.lane_env import EnvLocal, instruction_variant, sourcegraph_repos
 from bot.domain.mrkdwn import escape
 from bot.domain.spec import Category, LanePlan, LaneRole, Mode, RunParams, RunSpec, TaskRef

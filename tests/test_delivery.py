@@ -25,7 +25,7 @@ from bot.domain import events, outbox_keys
 from bot.domain.events import RunResumed
 from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
 from bot.slack import create_client
-from bot.slack.notifier import Notifier
+from bot.slack.outbound.notifier import Notifier
 from bot.store import outbox
 from bot.store.db import Store
 from bot.store.models import OutboxItem, OutboxKind, RunRequest

@@ -10,8 +10,8 @@ import pytest
 from slack_sdk.errors import SlackApiError, SlackObjectFormationError
 from slack_sdk.web.slack_response import SlackResponse
 
-from bot.slack.delivery import Verdict, conversation_of, retry_after, verdict
-from bot.slack.webclient import MalformedAnswer
+from bot.slack.outbound.delivery import Verdict, conversation_of, retry_after, verdict
+from bot.slack.outbound.webclient import MalformedAnswer
 from bot.store.models import OutboxItem, OutboxKind
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

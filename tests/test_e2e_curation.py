@@ -18,7 +18,7 @@ from bot.domain.integrity import InvalidRule
 from bot.domain.outcome import LaneStatus
 from bot.domain.stats import summarize
 from bot.domain.verdict import CostSource
-from bot.slack.report_loader import build_report_view
+from bot.slack.outbound.report_loader import build_report_view
 from bot.slack.views.report import failure_causes, paired_report
 from bot.store import requests
 

@@ -13,7 +13,7 @@ from store_reads import all_runs
 from test_e2e_truthful import NO_RETRY
 from test_run_control import approved_run, bot, script
 
-from bot.slack.report_loader import build_report_view
+from bot.slack.outbound.report_loader import build_report_view
 from bot.slack.views.report import ReportMessage, paired_report
 from bot.slack.views.report_csv import report_csv
 from bot.store import requests, runs

@@ -15,7 +15,7 @@ PACKAGES = [
     "bot.executors",
     "bot.slack",
     "bot.slack.views",
-    "bot.slack.listeners",
+    "bot.slack.inbound.listeners",
     "bot.playground",
 ]
 

@@ -199,6 +199,172 @@ def test_domain_does_no_io() -> None:
     assert _uses("domain", io_uses) == []
 
 
+# -- module names ------------------------------------------------------------------------------------
+
+# A module name used in two folders must be one idea seen from two layers, so that following the name
+# down the tree leads to the same thing; a name that means two things (`retry.py` for a lane's retry and
+# for the Web API client's) sends a reader to the wrong file. Each repeat allowed is listed with where
+# it lives and why; any other repeat, or a third file under a listed name, fails.
+SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
+    "accounts.py": (
+        frozenset({"engine/accounts.py", "probes/accounts.py", "store/accounts.py"}),
+        "Claude account homes: the slot pool that hands them to lanes, their check, their table",
+    ),
+    "approvals.py": (frozenset({"services/approvals.py", "store/approvals.py"}), "the approval gate"),
+    "base.py": (
+        frozenset({"executors/base.py", "probes/base.py"}),
+        "what a member of the folder is: the interface each executor and each probe satisfies",
+    ),
+    "causes.py": (
+        frozenset({"domain/causes.py", "slack/views/causes.py"}),
+        "failures by cause, and their words",
+    ),
+    "cli.py": (frozenset({"cli.py", "playground/cli.py"}), "`csb-bot`, and its `playground` subcommand"),
+    "errors.py": (
+        frozenset({"domain/errors.py", "slack/errors.py"}),
+        "the one error tree, and the one place its errors become words",
+    ),
+    "events.py": (
+        frozenset({"domain/events.py", "slack/views/events.py"}),
+        "a run's events, and their words",
+    ),
+    "home.py": (
+        frozenset({"services/home.py", "slack/inbound/listeners/home.py", "slack/views/home.py"}),
+        "App Home: who looks at it, the event that opens it, the tab",
+    ),
+    "integrity.py": (
+        frozenset({"domain/integrity.py", "slack/views/integrity.py"}),
+        "CSB's curation rules, and the report's words for them",
+    ),
+    "lease.py": (frozenset({"engine/lease.py", "store/lease.py"}), "the timer lease: its heartbeat, its row"),
+    "pacing.py": (
+        frozenset({"slack/outbound/pacing.py", "store/pacing.py"}),
+        "Slack's rate budgets: how delivery keeps them, the rows that count them",
+    ),
+    "payloads.py": (
+        frozenset({"playground/payloads.py", "slack/inbound/payloads.py"}),
+        "Slack's payloads from both ends: the stand-in builds them as Slack does, the bot reads them",
+    ),
+    "registry.py": (
+        frozenset({"executors/registry.py", "probes/registry.py"}),
+        "the one list of the folder's members: executors by kind, probes in order",
+    ),
+    "requests.py": (frozenset({"services/requests.py", "store/requests.py"}), "run requests"),
+    "run_control.py": (
+        frozenset({"services/run_control.py", "slack/inbound/listeners/run_control.py"}),
+        "cancel, resume and rerun: the state changes, and the buttons that ask for them",
+    ),
+    "socket_mode.py": (
+        frozenset({"playground/socket_mode.py", "slack/inbound/socket_mode.py"}),
+        "Slack's Socket Mode from both ends: the stand-in serves it, the bot connects",
+    ),
+}
+
+
+def repeated_names(paths: list[str]) -> dict[str, frozenset[str]]:
+    """Module file names found under more than one folder (packages' `__init__.py` aside)."""
+    by_name: dict[str, set[str]] = {}
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if name != "__init__.py":
+            by_name.setdefault(name, set()).add(path)
+    return {name: frozenset(found) for name, found in by_name.items() if len(found) > 1}
+
+
+def unexplained(repeats: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    return {
+        name: found for name, found in repeats.items() if found != SAME_IDEA.get(name, (frozenset(), ""))[0]
+    }
+
+
+def module_paths() -> list[str]:
+    return sorted(str(path.relative_to(BOT)) for path in BOT.rglob("*.py"))
+
+
+def test_a_module_name_means_one_thing() -> None:
+    assert unexplained(repeated_names(module_paths())) == {}
+
+
+def test_every_listed_repeat_is_still_there() -> None:
+    assert sorted(repeated_names(module_paths())) == sorted(SAME_IDEA)
+
+
+def test_the_name_check_catches_a_new_repeat() -> None:
+    planted = [*module_paths(), "slack/outbound/retry.py", "engine/retry.py", "csb/events.py"]
+    assert unexplained(repeated_names(planted)) == {
+        "retry.py": frozenset({"slack/outbound/retry.py", "engine/retry.py"}),
+        "events.py": frozenset({"domain/events.py", "slack/views/events.py", "csb/events.py"}),
+    }
+
+
+# -- inside bot/slack/ --------------------------------------------------------------------------------
+
+SLACK = BOT / "slack"
+# What each part of bot/slack/ may import of the others (besides itself). Receiving and delivering meet
+# only in the database and in one call: after its ack a listener kicks the notifier. The views write
+# the words both sides show, and know neither; a button's value is written as the listener reads it.
+SLACK_MAY_IMPORT: dict[str, frozenset[str] | None] = {
+    "ids": frozenset(),
+    "errors": frozenset(),
+    "scopes": frozenset(),
+    "views": frozenset({"ids", "inbound.payloads"}),
+    "outbound": frozenset({"ids", "views"}),
+    "inbound": frozenset({"ids", "errors", "views", "outbound.notifier"}),
+    "app": ANYTHING,  # assembles the Bolt app from both sides
+    "__init__": ANYTHING,
+}
+
+
+def slack_parts() -> list[str]:
+    packages = [p.parent.name for p in SLACK.glob("*/__init__.py")]
+    return sorted(packages + [p.stem for p in SLACK.glob("*.py")])
+
+
+def slack_crossings(part: str, source: str, file: str = "<source>") -> list[str]:
+    """The imports of another part of bot/slack/ that `part` may not make."""
+    allowed = SLACK_MAY_IMPORT.get(part, frozenset())
+    if allowed is ANYTHING:
+        return []
+    others = [f"bot.slack.{other}" for other in slack_parts() if other != part]
+    permitted = tuple(f"bot.slack.{name}" for name in allowed)
+    return [
+        str(use)
+        for use in imports(source, file)
+        if _within(use.what, tuple(others)) and not _within(use.what, permitted)
+    ]
+
+
+def test_every_part_of_slack_has_a_place() -> None:
+    assert slack_parts() == sorted(SLACK_MAY_IMPORT)
+
+
+@pytest.mark.parametrize("part", slack_parts())
+def test_receiving_and_delivering_stay_apart(part: str) -> None:
+    folder = SLACK / part
+    files = sorted(folder.rglob("*.py")) if folder.is_dir() else [SLACK / f"{part}.py"]
+    found = [
+        crossing
+        for path in files
+        for crossing in slack_crossings(part, path.read_text(), str(path.relative_to(BOT)))
+    ]
+    allowed = sorted(SLACK_MAY_IMPORT[part] or ())
+    assert found == [], f"bot/slack/{part} may import only {allowed} of bot/slack/"
+
+
+def test_the_slack_rule_catches_a_crossing() -> None:
+    planted = (
+        "from bot.slack.inbound.payloads import SlashCommand\n"  # delivering reads what comes in: refused
+        "from bot.slack.views.home import home_tab\n"
+        "from bot.slack.outbound.notifier import Notifier\n"
+    )
+    assert [use.split()[0] for use in slack_crossings("outbound", planted)] == ["<source>:1"] * 2
+    listener = (
+        "from bot.slack.outbound.notifier import Notifier\n"  # the kick after the ack: allowed
+        "from bot.slack.outbound.posting import Poster\n"
+    )
+    assert [use.split()[0] for use in slack_crossings("inbound", listener)] == ["<source>:2"] * 2
+
+
 # -- the checks catch what they claim ----------------------------------------------------------------
 
 
@@ -243,7 +409,7 @@ def test_relative_and_slack_imports_are_found() -> None:
         "from . import ...",
         "from ..b import ...",
     ]
-    source = "from bot.slack.notifier import Notifier\nimport slack_sdk.models\nimport slacker"
+    source = "from bot.slack.outbound.notifier import Notifier\nimport slack_sdk.models\nimport slacker"
     assert [u.line for u in slack_imports(source)] == [1, 1, 2]
 
 

@@ -14,8 +14,8 @@ from lane_waits import running_count, wait_any
 from test_e2e_status import approved_run, thread_texts
 
 from bot.domain.clock import ManualClock
-from bot.slack import render
-from bot.slack.followups import Followups
+from bot.slack.outbound import render
+from bot.slack.outbound.followups import Followups
 from bot.slack.views.run_card import RunCardView
 from bot.store import outbox
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.slack.milestones import reached
+from bot.slack.outbound.milestones import reached
 from bot.slack.views.run_card import RunCardView
 
 STARTED = datetime(2026, 1, 1, tzinfo=UTC)

@@ -11,7 +11,7 @@ from harness import running_bot
 from test_e2e_run import card_text
 from test_e2e_status import approved_run
 
-from bot.csb.command import run_folder_names, run_folders
+from bot.csb.harbor_run import run_folder_names, run_folders
 from bot.slack.views.report import ReportView
 from bot.slack.views.report_csv import csv_filename
 

@@ -3,7 +3,8 @@ in `domain/states.py`, outbox targets never built or taken apart by hand outside
 the notifier changing no request, Slack-facing errors answered only at the one boundary, Harbor's
 trial-folder rule only in `csb/trials.py`, one `backoff`, one function building a lane's argv, the
 ETA chosen and worded in one place each, a child process's environment made only in `csb/child_env.py`,
-and Slack's words written by the views, not by the engine, the services or the store."""
+Slack's words written by the views, not by the engine, the services or the store, and the `/csb` grammar
+(subcommands, arguments, usage lines) written only in `domain/command_line.py`."""
 
 from __future__ import annotations
 
@@ -132,10 +133,10 @@ def imports(tree: ast.Module) -> set[str]:
 def test_the_notifier_delivers_and_changes_no_request() -> None:
     trees = dict(sources())
     for module in ("notifier", "senders", "posting", "followups", "pacing", "delivery"):
-        tree = trees[f"bot/slack/{module}.py"]
+        tree = trees[f"bot/slack/outbound/{module}.py"]
         assert not {"bot.store.audit", "bot.store.approvals"} & imports(tree), module
         assert not {call for call in called(tree) if call.startswith("audit.") or call.endswith(".decide")}
-    assert "bot.services.requests.withdraw_unpostable" in imports(trees["bot/slack/notifier.py"])
+    assert "bot.services.requests.withdraw_unpostable" in imports(trees["bot/slack/outbound/notifier.py"])
 
 
 def catches_everything(tree: ast.Module) -> list[int]:
@@ -161,7 +162,7 @@ def test_services_and_the_store_catch_only_database_errors() -> None:
 
 def test_slack_errors_become_replies_only_at_the_boundary() -> None:
     """`except Exception` in slack/: the boundary itself, and delivery rounds that must outlive a row."""
-    allowed = {"bot/slack/errors.py", "bot/slack/notifier.py", "bot/slack/followups.py"}
+    allowed = {"bot/slack/errors.py", "bot/slack/outbound/notifier.py", "bot/slack/outbound/followups.py"}
     catching = {
         name
         for name, tree in sources()
@@ -227,7 +228,7 @@ def test_the_lane_argv_is_built_by_one_function() -> None:
     """The engine, the dry run and `check`'s Harbor probe all call `lane_argv`; only it assembles Harbor's
     command."""
     found = {name for name, tree in sources() if calls_of(tree, "lane_command")}
-    assert found == {"bot/csb/command.py"}, found
+    assert found == {"bot/csb/harbor_run.py"}, found
     users = {name for name, tree in sources() if calls_of(tree, "lane_argv")}
     assert users == {"bot/engine/lane_launch.py", "bot/slack/views/replies.py", "bot/csb/harbor_probe.py"}, (
         users
@@ -659,3 +660,63 @@ def test_the_slack_words_check_finds_what_it_looks_for() -> None:
         "    t = f'{a}:{b}: 12:30:00 retry 3/5 after: rate limit'\n"
     )
     assert slack_words(fine) == []
+
+
+GRAMMAR_HOME = "bot/domain/command_line.py"
+
+
+COMMAND_LINE_START = re.compile(r"/csb(\s|$)")
+
+
+def _logged(tree: ast.Module) -> set[int]:
+    """Strings in a log call: the log names the command it reports on; it states no grammar."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in {"log", "logger", "logging"}
+        for inner in ast.walk(node)
+    }
+
+
+def grammar_copies(tree: ast.Module) -> list[int]:
+    """A piece of the `/csb` grammar written outside its module: a string that starts as a command line
+    does (a usage, an example, the command's own name; docstrings and logs aside), or a usage line
+    given a name."""
+    skipped = _docstrings(tree) | _logged(tree)
+    lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and COMMAND_LINE_START.match(node.value)
+        and id(node) not in skipped
+    ]
+    lines += [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id.endswith(("USAGE", "USAGES"))
+    ]
+    return sorted(lines)
+
+
+def test_the_csb_grammar_is_written_only_in_domain_command_line() -> None:
+    """The subcommands, their arguments and their usage lines: the router, help, the argument parsers and
+    every error read them from one module, so a usage cannot say one thing and the parser another."""
+    found = {
+        name: lines for name, tree in sources() if name != GRAMMAR_HOME and (lines := grammar_copies(tree))
+    }
+    assert found == {}, found
+
+
+def test_the_grammar_check_finds_what_it_looks_for() -> None:
+    planted = ast.parse(
+        '"""`/csb run` in a docstring is prose."""\nRESUME_USAGE = "/csb resume <run>"\n'
+        'USAGES: dict[str, str] = {}\n@app.command("/csb")\ndef f(name):\n    return f"/csb {name}"\n'
+        'hint = "`/csb help run` lists the flags"\nlog.info("/csb by %s", user)\nPATH = f"{DIR}/csb-v2.json"'
+    )
+    assert grammar_copies(planted) == [2, 2, 3, 4, 6]

@@ -18,7 +18,7 @@ from ray_cluster import RayHead
 from ray_jobs_kit import jobs_of_checkout
 from waiting import until
 
-from bot.csb.command import job_name
+from bot.csb.harbor_run import job_name
 from bot.executors.ray import submission_prefix
 from bot.rayjobs.jobs_api import JobStatus
 

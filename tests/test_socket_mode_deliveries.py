@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.domain.clock import ManualClock
 from bot.services.replays import ReplayGuard
-from bot.slack.listeners.prologue import delivery_id
+from bot.slack.inbound.listeners.prologue import delivery_id
 from bot.store.db import Store
 
 

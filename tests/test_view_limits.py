@@ -17,7 +17,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from bot.csb.child_env import child_environ
-from bot.csb.command import LaunchConfig
+from bot.csb.harbor_run import LaunchConfig
 from bot.csb.preflight import AccountHealth, AccountStatus
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 from waiting import until
 
 from bot.playground import SlackStandin
-from bot.slack.webclient import CheckedWebClient, MalformedAnswer, web_client
+from bot.slack.outbound.webclient import CheckedWebClient, MalformedAnswer, web_client
 
 TOKEN = "xoxb-webclient-test"
 

@@ -1,16 +1,6 @@
 """Everything that knows CSB's files: task files, config names, the lane command, and trial results."""
 
 from bot.csb.catalog import CANONICAL_SUITE_FILE, DEFAULT_SELECTION_FILE, SUITES_DIR, Catalog
-from bot.csb.command import (
-    AGENT_IMPORT_PATH,
-    DEFAULT_TIMEOUT_MULTIPLIER,
-    job_name,
-    jobs_dir,
-    lane_command,
-    model_short,
-    run_dir_name,
-    shell_line,
-)
 from bot.csb.configs import (
     EVAL_MATRIX_PATH,
     MCP_TYPES,
@@ -21,6 +11,16 @@ from bot.csb.configs import (
     load_eval_matrix,
 )
 from bot.csb.counterparts import counterpart_config, missing_counterparts
+from bot.csb.harbor_run import (
+    AGENT_IMPORT_PATH,
+    DEFAULT_TIMEOUT_MULTIPLIER,
+    job_name,
+    jobs_dir,
+    lane_command,
+    model_short,
+    run_dir_name,
+    shell_line,
+)
 from bot.csb.lane_env import LaneVars, batch_env, lane_env
 from bot.csb.preflight import (
     AccountHealth,

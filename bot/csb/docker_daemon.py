@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from bot.csb.command import HarborEnv
+from bot.csb.harbor_run import HarborEnv
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 PING_TIMEOUT_SEC = 10.0  # CSB's `timeout 10 docker info`

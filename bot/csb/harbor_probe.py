@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.csb.child_env import ChildEnv, spawn_env
-from bot.csb.command import LaunchConfig, job_name, lane_argv
+from bot.csb.harbor_run import LaunchConfig, job_name, lane_argv
 from bot.csb.lane_env import batch_env
 
 PRINT_CONFIG = "--print-config"

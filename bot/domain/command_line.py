@@ -1,4 +1,7 @@
-"""Parse the text typed after `/csb` into a subcommand and, for `run`, into `RunParams`.
+"""The `/csb` grammar, in one place: the command's name, its subcommands with their usage lines, the
+arguments of each, and the parser of the text typed after `/csb` (into a subcommand and, for `run`,
+into `RunParams`). The router, `/csb help`, the parsers of `cancel`, `resume` and `rerun`, and every
+error's usage line read it here (tests/test_one_place.py keeps it so).
 
 The flags are only a spelling layer over `RunParams.model_fields`: the model owns each parameter's
 type, default, bounds and description, so the parser, `/csb help run` and the error messages all
@@ -24,17 +27,7 @@ from bot.domain.mrkdwn import clip
 from bot.domain.shell_words import split_words
 from bot.domain.spec import FIELD_CHARS, Mode, RunParams
 
-SUBCOMMANDS: tuple[str, ...] = (
-    "run",
-    "help",
-    "suites",
-    "status",
-    "cancel",
-    "resume",
-    "rerun",
-    "audit",
-    "accounts",
-)
+COMMAND = "/csb"  # the slash command, as manifest.yml declares it
 COMMAND_USAGE = "/csb <subcommand> [arguments]"
 
 _HELP_ALIASES = frozenset({"--help", "-h", "?"})
@@ -138,7 +131,62 @@ def _usage() -> str:
     return "/csb run [suite] " + " ".join(f"[{group}]" for group in groups if group)
 
 
-USAGE = _usage()
+USAGE = _usage()  # `/csb run`'s
+HELP_USAGE = "/csb help [run]"
+STATUS_USAGE = "/csb status [run]"
+CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
+RESUME_USAGE = "/csb resume <run>"
+AUDIT_USAGE = "/csb audit <run>"
+RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout|<fingerprint>,…|invalid]"
+DRAIN_FLAG = "--drain"  # `/csb cancel`: start no more lanes, let the running ones end
+ONLY_FLAG = "--only"  # `/csb rerun`: which lanes' tasks to run again
+INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
+RUN_EXAMPLE = "/csb run csb_sdlc_fix --model anthropic/claude-sonnet-4-6 --parallel 8"
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One subcommand: the usage line every input error about it ends with, and the short form
+    `/csb help` lists, which is the usage unless that is too long for one line of help."""
+
+    name: str
+    usage: str
+    synopsis: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.synopsis or self.usage
+
+
+GRAMMAR: tuple[Subcommand, ...] = (  # in the order `/csb help` lists them
+    Subcommand("run", USAGE, synopsis="/csb run [suite] [flags]"),
+    Subcommand("help", HELP_USAGE),
+    Subcommand("suites", "/csb suites"),
+    Subcommand("status", STATUS_USAGE),
+    Subcommand("cancel", CANCEL_USAGE),
+    Subcommand("resume", RESUME_USAGE),
+    Subcommand("rerun", RERUN_USAGE, synopsis="/csb rerun <run> [--only …]"),
+    Subcommand("audit", AUDIT_USAGE),
+    Subcommand("accounts", "/csb accounts"),
+)
+SUBCOMMANDS: tuple[str, ...] = tuple(sub.name for sub in GRAMMAR)
+_BY_NAME: dict[str, Subcommand] = {sub.name: sub for sub in GRAMMAR}
+
+
+def subcommand(name: str) -> Subcommand:
+    return _BY_NAME[name]
+
+
+def usage_of(text: str) -> str:
+    """The usage line of the subcommand `text` starts with; the command's own for anything else."""
+    words = text.split(maxsplit=1)
+    found = _BY_NAME.get(words[0].lower() if words else "")
+    return found.usage if found else COMMAND_USAGE
+
+
+def is_usage(hint: str) -> bool:
+    """Whether an error's hint is a usage line (shown as the usage) or advice (shown as it is)."""
+    return hint.startswith(COMMAND)
 
 
 def parse_command(text: str) -> CommandLine:

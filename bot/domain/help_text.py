@@ -10,11 +10,13 @@ from collections.abc import Collection
 
 from bot.domain.command_line import (
     POSITIONAL_FIELD,
+    RUN_EXAMPLE,
     RUN_FLAGS,
     SUBCOMMANDS,
     USAGE,
     Flag,
     default_text,
+    subcommand,
     value_kind,
 )
 from bot.domain.limits import REASON_CHARS
@@ -22,22 +24,21 @@ from bot.domain.mrkdwn import clip, escape
 from bot.domain.slack_limits import MAX_SECTION_TEXT
 from bot.domain.spec import RunParams
 
-RUN_EXAMPLE = "/csb run csb_sdlc_fix --model anthropic/claude-sonnet-4-6 --parallel 8"
-
+# What each subcommand does; its short form comes from the grammar (`command_line.GRAMMAR`).
 _SUBCOMMAND_LINES: dict[str, str] = {
-    "run": "`/csb run [suite] [flags]` — ask for a paired baseline + MCP run; it starts once approved",
-    "help": "`/csb help [run]` — this list, or the flags of `run`",
-    "suites": "`/csb suites` — the suite keys and task counts in the CSB checkout",
-    "status": "`/csb status [run]` — queued and running runs, or one run's progress",
+    "run": "ask for a paired baseline + MCP run; it starts once approved",
+    "help": "this list, or the flags of `run`",
+    "suites": "the suite keys and task counts in the CSB checkout",
+    "status": "queued and running runs, or one run's progress",
     "cancel": (
-        "`/csb cancel <run> [--drain] <reason>` — stop a run (or, with `--drain`, start no more lanes); "
+        "stop a run (or, with `--drain`, start no more lanes); "
         f"the reason, at most {REASON_CHARS} characters, is recorded"
     ),
-    "resume": "`/csb resume <run>` — a paused run starts lanes again, once what failed is fixed",
-    "rerun": "`/csb rerun <run> [--only …]` — a new paired run over a run's failed, errored and timed-out "
+    "resume": "a paused run starts lanes again, once what failed is fixed",
+    "rerun": "a new paired run over a run's failed, errored and timed-out "
     "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
-    "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
-    "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
+    "audit": "who asked for, approved and cancelled what, and when",
+    "accounts": "the Claude accounts lanes run under, and their health",
 }
 
 
@@ -45,9 +46,13 @@ def help_overview(available: Collection[str] = SUBCOMMANDS) -> str:
     """One line per subcommand this deployment serves, in the order `SUBCOMMANDS` lists them."""
     shown = [name for name in SUBCOMMANDS if name in available]
     # Escaped: Slack would take `<run>` for a link, even in backticks.
-    lines = ["*CodeScaleBench bot*", *(f"• {escape(_SUBCOMMAND_LINES[name])}" for name in shown)]
+    lines = ["*CodeScaleBench bot*", *(f"• {escape(_subcommand_line(name))}" for name in shown)]
     lines.append("`/csb help run` for the flags.")
     return "\n".join(lines)
+
+
+def _subcommand_line(name: str) -> str:
+    return f"`{subcommand(name).short}` — {_SUBCOMMAND_LINES[name]}"
 
 
 def run_help(defaults_note: str | None = None) -> str:

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
-from bot.csb.after_batch import LaneFolder, run_after_batch
+from bot.csb.after_batch_scripts import LaneFolder, run_after_batch
 from bot.csb.child_env import ChildEnv
 from bot.domain.clock import Clock
 from bot.domain.redact import Redactor

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.command import LaunchConfig
+from bot.csb.harbor_run import LaunchConfig
 from bot.csb.preflight import account_health, has_account_health
 from bot.csb.task_copy import lane_variant
 from bot.domain.clock import Clock

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.csb.catalog import Catalog
-from bot.csb.command import LaunchConfig
+from bot.csb.harbor_run import LaunchConfig
 from bot.domain.clock import Clock
 from bot.domain.redact import Redactor
 from bot.engine.accounts import account_pool

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot.csb.command import job_name
+from bot.csb.harbor_run import job_name
 from bot.csb.results import attempt_trial
 from bot.csb.trials import trial_task_part, trial_task_parts
 from bot.store.models import Lane

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.csb.child_env import ChildEnv
-from bot.csb.command import LaunchConfig, job_name, lane_argv
+from bot.csb.harbor_run import LaunchConfig, job_name, lane_argv
 from bot.csb.lane_env import (
     EnvLocal,
     LaneVars,

@@ -25,7 +25,7 @@ from bot.domain.events import PauseCause, RunPaused
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
 from bot.domain.verdict import stored_verdict
-from bot.engine.retry import is_rate_limit, stopped_outcome
+from bot.engine.attempt_end import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd

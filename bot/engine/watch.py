@@ -21,9 +21,9 @@ from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
 from bot.domain.states import RunState
+from bot.engine.attempt_end import STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.lane_ref import lane_ref
-from bot.engine.retry import STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.settle import Ending, apply, decide
 from bot.executors.base import Executor
 from bot.settings import EngineConfig

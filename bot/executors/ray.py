@@ -30,7 +30,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from bot.csb.child_env import spawn_env
-from bot.csb.command import job_name
+from bot.csb.harbor_run import job_name
 from bot.domain.classify import EXECUTOR_NOTE
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError

@@ -23,7 +23,7 @@ from bot.playground.routes import PlaygroundRoutes
 from bot.playground.standin import SlackStandin
 from bot.server import BOT_KEY, build_web_app
 from bot.settings import PROJECT_ROOT, Settings, load_settings
-from bot.slack.socket_mode import run_socket_mode
+from bot.slack.inbound.socket_mode import run_socket_mode
 from bot.wiring import Bot, build_bot
 
 PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
+from bot.domain.command_line import COMMAND
 from bot.playground.payloads import (
     AppContext,
     Button,
@@ -102,7 +103,7 @@ class SlackDriver:
         user_id: str,
         text: str,
         channel_id: str = "C0PLAY",
-        command: str = "/csb",
+        command: str = COMMAND,
         trigger_id: str | None = None,
     ) -> DriverResponse:
         """`trigger_id`: the invocation's id; pass the one of an earlier command to deliver it again."""

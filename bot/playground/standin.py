@@ -20,7 +20,7 @@ from aiohttp import web
 from bot.playground.api_args import Args
 from bot.playground.api_context import ApiContext
 from bot.playground.api_error import ApiError
-from bot.playground.events import EventHub
+from bot.playground.change_feed import EventHub
 from bot.playground.files_store import FileStore
 from bot.playground.methods import METHODS
 from bot.playground.recording import FailurePlan, Hold, HoldPlan, InjectedFailure, RecordedCall

@@ -11,7 +11,7 @@ import itertools
 from typing import Any
 
 from bot.playground.api_error import ApiError
-from bot.playground.events import EventHub
+from bot.playground.change_feed import EventHub
 from bot.playground.workspace import BotIdentity, with_block_ids
 
 _VIEW_DEFAULTS: dict[str, Any] = {

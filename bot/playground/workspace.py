@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.playground.api_error import ApiError
-from bot.playground.events import EventHub
+from bot.playground.change_feed import EventHub
 
 
 @dataclass(slots=True)

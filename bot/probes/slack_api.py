@@ -12,8 +12,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.probes.base import Line, ProbeContext, fail, note, ok
+from bot.slack.outbound.webclient import web_client
 from bot.slack.scopes import BOT_SCOPES, GRANTED_SCOPES_HEADER
-from bot.slack.webclient import web_client
 
 CALL_TIMEOUT_SEC = 8.0
 

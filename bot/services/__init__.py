@@ -4,7 +4,7 @@ from bot.services.approvals import ApprovalService, Decision, Outcome
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 
 __all__ = [

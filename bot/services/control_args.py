@@ -1,4 +1,7 @@
-"""The words of `/csb cancel`, `/csb resume` and `/csb rerun`, parsed once; every error shows the usage."""
+"""The words of `/csb cancel`, `/csb resume` and `/csb rerun`, parsed once; every error shows the usage.
+
+Their usage lines and flags are the grammar's (`bot.domain.command_line`); the parsers live here
+because `rerun --only` names CSB's failure fingerprints, which the domain does not know."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from dataclasses import dataclass
 from bot.csb.verdicts import CATALOG, IDS
 from bot.csb.verdicts.fingerprints import RESULT_JSON_CORRUPT
 from bot.domain.causes import OTHER_CATEGORY, OtherCause
+from bot.domain.command_line import CANCEL_USAGE, DRAIN_FLAG, INVALID, ONLY_FLAG, RERUN_USAGE, RESUME_USAGE
 from bot.domain.errors import UserInputError
 from bot.domain.limits import REASON_CHARS, RUN_NUMBER_DIGITS
 from bot.domain.mrkdwn import clip
@@ -16,12 +20,8 @@ from bot.domain.states import RERUNNABLE_LANE_STATES
 from bot.domain.verdict import Category
 
 RERUNNABLE = RERUNNABLE_LANE_STATES
-CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
-RESUME_USAGE = "/csb resume <run>"
-STATUS_USAGE = "/csb status [run]"
-AUDIT_USAGE = "/csb audit <run>"
-RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout|<fingerprint>,…|invalid]"
-INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
+_DRAIN = DRAIN_FLAG.lstrip("-")  # typed with any dashes, Slack's `—` included
+_ONLY = ONLY_FLAG.lstrip("-")
 # What `--only` may name besides statuses: CSB's fingerprint ids and the bot's other causes (`zero_token`, …).
 CAUSE_IDS = (*IDS, *(cause.value for cause in OtherCause))
 # The causes a rerun as is can fix (category A): what the report's Rerun button reruns, never B, C or D.
@@ -55,8 +55,8 @@ class RerunArgs:
 def parse_cancel_args(text: str) -> CancelArgs:
     """`<run> [--drain] <reason…>`: the reason is required and recorded."""
     words = text.split()
-    drain = any(word.lstrip("-—") == "drain" and word.startswith(("-", "—")) for word in words)
-    rest = [word for word in words if not (word.startswith(("-", "—")) and word.lstrip("-—") == "drain")]
+    drain = any(word.lstrip("-—") == _DRAIN and word.startswith(("-", "—")) for word in words)
+    rest = [word for word in words if not (word.startswith(("-", "—")) and word.lstrip("-—") == _DRAIN)]
     if not rest:
         raise UserInputError("which run? give its number", hint=CANCEL_USAGE)
     run_id = parse_run_id(rest[0], CANCEL_USAGE)
@@ -94,14 +94,14 @@ def parse_rerun_args(text: str) -> RerunArgs:
     rest = words[1:]
     if not rest:
         return RerunArgs(run_id=run_id, only=frozenset(RERUNNABLE))
-    if len(rest) != 2 or rest[0].lstrip("-—") != "only":
+    if len(rest) != 2 or rest[0].lstrip("-—") != _ONLY:
         raise UserInputError(f"unexpected `{_show(' '.join(rest))}`", hint=RERUN_USAGE)
     valid = {status.value: status for status in RERUNNABLE}
     picked = [part.strip().lower() for part in rest[1].split(",") if part.strip()]
     wrong = [part for part in picked if part not in valid and part not in CAUSE_IDS and part != INVALID]
     if wrong or not picked:
         raise UserInputError(
-            f"`--only` takes {', '.join(valid)}, `{INVALID}` or a cause: {', '.join(CAUSE_IDS)} "
+            f"`{ONLY_FLAG}` takes {', '.join(valid)}, `{INVALID}` or a cause: {', '.join(CAUSE_IDS)} "
             f"(comma separated); got `{_show(rest[1])}`",
             hint=RERUN_USAGE,
         )

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.catalog import Catalog
-from bot.csb.command import run_folder_names
 from bot.csb.configs import accepted_full_configs, load_eval_matrix
+from bot.csb.harbor_run import run_folder_names
 from bot.csb.preflight import AccountHealth
+from bot.domain.command_line import AUDIT_USAGE, STATUS_USAGE
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_see
 from bot.domain.spec import Category
 from bot.domain.states import RunState
 from bot.services.checks import CheckRunner
-from bot.services.control_args import AUDIT_USAGE, STATUS_USAGE
 from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
 from bot.store.models import AuditEvent, RunRequest

@@ -16,10 +16,11 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.csb.command import run_folder_names
+from bot.csb.harbor_run import run_folder_names
 from bot.csb.paths import lane_path
 from bot.domain.causes import pair_causes
 from bot.domain.clock import Clock
+from bot.domain.command_line import CANCEL_USAGE, INVALID, STATUS_USAGE
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.events import Event, RunResumed, RunStopped
 from bot.domain.integrity import pair_invalidity
@@ -36,7 +37,7 @@ from bot.domain.states import (
 )
 from bot.domain.verdict import LaneVerdict, stored_verdict
 from bot.domain.words import plural
-from bot.services.control_args import CANCEL_USAGE, INVALID, STATUS_USAGE, check_reason
+from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store

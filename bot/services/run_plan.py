@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.csb.command import SUITE_SLOT, jobs_dir, run_dir_name, run_stamp
+from bot.csb.harbor_run import SUITE_SLOT, jobs_dir, run_dir_name, run_stamp
 from bot.domain.spec import LanePlan, RunSpec, TaskRef
 from bot.store.models import Lane, Run
 from bot.store.runs import run_id_of

@@ -13,16 +13,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.services.home import HomeService
 from bot.services.replays import ReplayGuard
 from bot.settings import Settings
-from bot.slack.commands import CommandRouter
-from bot.slack.decisions import DecisionHandler
-from bot.slack.direct_reply import dm_now
 from bot.slack.errors import SLACK_AWAY, describe
-from bot.slack.identity import SlackIdentity
-from bot.slack.inflight import InFlight
-from bot.slack.listeners import approval, command, home, run_control
-from bot.slack.listeners.prologue import Prologue
-from bot.slack.notifier import Notifier
-from bot.slack.webclient import CALL_TIMEOUT_SECONDS, web_client
+from bot.slack.inbound.commands import CommandRouter
+from bot.slack.inbound.decisions import DecisionHandler
+from bot.slack.inbound.identity import SlackIdentity
+from bot.slack.inbound.inflight import InFlight
+from bot.slack.inbound.listeners import approval, command, home, run_control
+from bot.slack.inbound.listeners.prologue import Prologue
+from bot.slack.outbound.direct_reply import dm_now
+from bot.slack.outbound.notifier import Notifier
+from bot.slack.outbound.webclient import CALL_TIMEOUT_SECONDS, web_client
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ _OWN_CLIENT_NOTE = _OwnClientNote()
 
 def create_client(settings: Settings, timeout: float = CALL_TIMEOUT_SECONDS) -> AsyncWebClient:
     """Honours SLACK_API_URL; retries 429 (Retry-After), and 5xx where a repeat cannot double a post;
-    every call times out (`bot/slack/webclient.py`)."""
+    every call times out (`bot/slack/outbound/webclient.py`)."""
     return web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, timeout)
 
 

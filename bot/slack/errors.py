@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from bot.domain.command_line import is_usage
 from bot.domain.errors import CsbBotError, InfraError, PolicyError, UserInputError
 from bot.domain.mrkdwn import escape
 from bot.store.availability import Outage, outage, unavailable
@@ -107,7 +108,7 @@ async def unless_busy(work: Callable[[], Awaitable[T]], when_busy: Callable[[str
 
 def _usage(hint: str) -> str:
     """A command line is shown as the usage; any other hint (how to fix it) as it is."""
-    return f"Usage: `{hint}`" if hint.startswith("/csb") else hint
+    return f"Usage: `{hint}`" if is_usage(hint) else hint
 
 
 def _ref() -> str:

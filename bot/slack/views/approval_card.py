@@ -23,7 +23,7 @@ from bot.domain.states import RequestState
 from bot.domain.words import plural
 from bot.services.checks import CheckLine, RequestChecks
 from bot.slack.ids import ActionId
-from bot.slack.payloads import decision_value
+from bot.slack.inbound.payloads import decision_value
 from bot.slack.views.format import (
     CONTEXT_LIMIT,
     FIELD_LIMIT,

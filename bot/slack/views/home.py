@@ -20,7 +20,7 @@ from slack_sdk.models.views import View
 from bot.domain.slack_limits import MAX_VIEW_BLOCKS
 from bot.domain.words import plural
 from bot.slack.ids import ActionId
-from bot.slack.payloads import decision_value
+from bot.slack.inbound.payloads import decision_value
 from bot.slack.views.format import SECTION_LIMIT, clip, code, user
 from bot.slack.views.run_card import progress_bar
 

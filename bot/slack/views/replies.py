@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.csb.command import LaunchConfig, job_name, jobs_dir, lane_argv, run_dir_name, shell_line
+from bot.csb.harbor_run import LaunchConfig, job_name, jobs_dir, lane_argv, run_dir_name, shell_line
 from bot.csb.lane_env import lane_env, lane_vars
 from bot.csb.preflight import ACCOUNT_HEALTH_SCRIPT, AccountHealth
 from bot.csb.task_copy import SG_ONLY

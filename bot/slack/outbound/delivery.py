@@ -17,7 +17,7 @@ from enum import StrEnum
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.webclient import MalformedAnswer
+from bot.slack.outbound.webclient import MalformedAnswer
 from bot.store import outbox
 from bot.store.models import OutboxItem, OutboxKind
 

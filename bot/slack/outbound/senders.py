@@ -20,18 +20,18 @@ from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
-from bot.slack import render
-from bot.slack.followups import Followups
-from bot.slack.home_loader import load_home
-from bot.slack.pacing import UpdatePacer, Wait
-from bot.slack.posting import Poster
-from bot.slack.report_loader import build_report_view
+from bot.slack.outbound import render
+from bot.slack.outbound.followups import Followups
+from bot.slack.outbound.home_loader import load_home
+from bot.slack.outbound.pacing import UpdatePacer, Wait
+from bot.slack.outbound.posting import Poster
+from bot.slack.outbound.report_loader import build_report_view
+from bot.slack.outbound.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.slack.views import approval_card, card_fallback_text
 from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
 from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
 from bot.slack.views.report_csv import csv_filename, report_csv
-from bot.slack.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.store import homes, requests, runs
 from bot.store.db import Store
 from bot.store.models import OutboxItem, OutboxKind, RunRequest

@@ -13,8 +13,8 @@ from slack_bolt.async_app import AsyncAck
 
 from bot.services.replays import ReplayGuard
 from bot.slack.errors import unless_busy
-from bot.slack.inflight import InFlight
-from bot.slack.notifier import Notifier
+from bot.slack.inbound.inflight import InFlight
+from bot.slack.outbound.notifier import Notifier
 
 Work = Callable[[], Awaitable[None]]
 Check = Callable[[], Awaitable[dict[str, str] | None]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.csb.command import run_folders
+from bot.csb.harbor_run import run_folders
 from bot.domain.outcome import LaneStatus
 from bot.domain.reason import LaneReason, ReasonKind
 from bot.domain.spec import LaneRole, Mode, RunSpec

@@ -8,8 +8,8 @@ import logging
 
 from bot.domain import outbox_keys
 from bot.domain.clock import Clock
-from bot.slack import render
-from bot.slack.milestones import reached
+from bot.slack.outbound import render
+from bot.slack.outbound.milestones import reached
 from bot.slack.views.run_card import RunCardView
 from bot.store import homes, outbox, runs
 from bot.store.db import Store

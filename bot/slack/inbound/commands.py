@@ -5,29 +5,26 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.csb.command import LaunchConfig
-from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
+from bot.csb.harbor_run import LaunchConfig
+from bot.domain.command_line import (
+    AUDIT_USAGE,
+    STATUS_USAGE,
+    is_usage,
+    parse_command,
+    parse_run_args,
+    usage_of,
+)
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
-from bot.services.control_args import (
-    AUDIT_USAGE,
-    CANCEL_USAGE,
-    RERUN_USAGE,
-    RESUME_USAGE,
-    STATUS_USAGE,
-    parse_cancel_args,
-    parse_rerun_args,
-    parse_resume_args,
-    parse_run_id,
-)
+from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
 from bot.services.queries import QueryService, Viewer
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
-from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
-from bot.slack.payloads import SlashCommand
+from bot.slack.inbound.directory import Directory
+from bot.slack.inbound.payloads import SlashCommand
 from bot.slack.views.events import event_text
 from bot.slack.views.replies import (
     accounts_text,
@@ -80,7 +77,7 @@ class CommandRouter:
 
         async def work() -> str | None:
             line = parse_command(command.text)
-            handler = self._handlers[line.name]  # one for each of SUBCOMMANDS
+            handler = self._handlers[line.name]  # one for each of the grammar's SUBCOMMANDS
             return await handler(command, line.args)
 
         async def reply(text: str) -> None:
@@ -168,17 +165,6 @@ class CommandRouter:
         return accounts_text(await self._queries.accounts())
 
 
-USAGES = {
-    "run": USAGE,
-    "help": "/csb help [run]",
-    "status": STATUS_USAGE,
-    "cancel": CANCEL_USAGE,
-    "resume": RESUME_USAGE,
-    "rerun": RERUN_USAGE,
-    "audit": AUDIT_USAGE,
-}
-
-
 def _words(exc: Exception, text: str) -> str:
     """`describe`, with the usage of the command that was typed under a person's mistake."""
     return describe(_with_own_usage(exc, text) if isinstance(exc, UserInputError) else exc)
@@ -186,19 +172,13 @@ def _words(exc: Exception, text: str) -> str:
 
 def _with_own_usage(exc: UserInputError, text: str) -> UserInputError:
     """Every input error ends with the usage of the command that was typed, not of another one."""
-    own = _usage_of(text)
+    own = usage_of(text)
     hint = exc.hint or ""
     if hint == own:
         return exc
-    if hint and not hint.startswith("/csb"):  # a how-to-fix hint stays, the usage follows it
+    if hint and not is_usage(hint):  # a how-to-fix hint stays, the usage follows it
         return UserInputError(f"{exc.message}\n{hint}", hint=own)
     return UserInputError(exc.message, hint=own)
-
-
-def _usage_of(text: str) -> str:
-    words = text.split(maxsplit=1)
-    name = words[0].lower() if words else ""
-    return USAGES.get(name, f"/csb {name}" if name in SUBCOMMANDS else COMMAND_USAGE)
 
 
 def _run_id(args: str, usage: str) -> int:

@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.slack.retry import retry_handlers
+from bot.slack.outbound.webapi_retries import retry_handlers
 
 # Slack answers in well under a second; a call still open after this is as good as lost.
 CALL_TIMEOUT_SECONDS = 10.0

@@ -9,7 +9,7 @@ One bad message never blocks the others. Rows go conversation by conversation (a
 threads, one person's replies, App Home), the conversations side by side, so a slow call holds up only
 its own. A row Slack refuses for a reason no retry fixes, or that cannot be rendered, is set aside with
 its error; only outages (5xx, 429, network errors, timeouts) and malformed answers are retried (rules:
-`bot/slack/delivery.py`). A card's thread reads in the order things happened: a reply waits while an
+`bot/slack/outbound/delivery.py`). A card's thread reads in the order things happened: a reply waits while an
 earlier one is pending.
 
 This module runs the rounds and decides what a failure means for a row. Rendering and sending each kind
@@ -34,12 +34,12 @@ from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.services.requests import withdraw_unpostable
 from bot.settings import NotifierConfig
-from bot.slack import delivery
-from bot.slack.delivery import Verdict
-from bot.slack.followups import Followups
-from bot.slack.pacing import UpdatePacer, Wait
-from bot.slack.posting import Poster
-from bot.slack.senders import Senders
+from bot.slack.outbound import delivery
+from bot.slack.outbound.delivery import Verdict
+from bot.slack.outbound.followups import Followups
+from bot.slack.outbound.pacing import UpdatePacer, Wait
+from bot.slack.outbound.posting import Poster
+from bot.slack.outbound.senders import Senders
 from bot.store import outbox
 from bot.store.db import Store
 from bot.store.models import OutboxItem, OutboxKind
@@ -189,7 +189,7 @@ class Notifier:
 
     async def _failed(self, item: OutboxItem, exc: Exception) -> None:
         """An outage delays a message but never loses it; a malformed answer is retried a few times; a
-        refusal or a render that raises sets the row aside (`bot/slack/delivery.py`)."""
+        refusal or a render that raises sets the row aside (`bot/slack/outbound/delivery.py`)."""
         assert item.id is not None
         found, error = delivery.verdict(exc)
         if found is Verdict.UNRENDERABLE:

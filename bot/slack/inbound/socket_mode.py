@@ -21,7 +21,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
 from bot.domain.errors import InfraError
-from bot.slack.intake import MAX_BODY_BYTES, payload_problem
+from bot.slack.inbound.intake import MAX_BODY_BYTES, payload_problem
 
 log = logging.getLogger(__name__)
 

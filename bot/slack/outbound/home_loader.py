@@ -11,7 +11,7 @@ from bot.domain.policy import Actor, PolicyConfig, may_approve, may_see
 from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.domain.states import RunState
 from bot.domain.words import plural
-from bot.slack.render import load_run_card
+from bot.slack.outbound.render import load_run_card
 from bot.slack.views.format import code
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
 from bot.store import homes, outbox, queue, runs

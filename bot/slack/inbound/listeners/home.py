@@ -7,7 +7,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.services.home import HomeService
-from bot.slack.listeners.prologue import Prologue
+from bot.slack.inbound.listeners.prologue import Prologue
 
 
 def register(app: AsyncApp, home: HomeService, listen: Prologue) -> None:

@@ -6,10 +6,10 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from bot.slack.decisions import DecisionHandler
 from bot.slack.ids import ActionId, CallbackId
-from bot.slack.listeners.prologue import Prologue
-from bot.slack.payloads import ButtonClick, ViewSubmission
+from bot.slack.inbound.decisions import DecisionHandler
+from bot.slack.inbound.listeners.prologue import Prologue
+from bot.slack.inbound.payloads import ButtonClick, ViewSubmission
 
 
 def register(app: AsyncApp, decisions: DecisionHandler, listen: Prologue) -> None:

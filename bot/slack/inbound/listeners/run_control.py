@@ -12,14 +12,14 @@ from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.limits import REASON_CHARS
 from bot.services.control_args import CATEGORY_A
 from bot.services.replays import ReplayGuard
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
-from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
 from bot.slack.ids import ActionId, CallbackId
-from bot.slack.listeners.prologue import Prologue
-from bot.slack.payloads import ButtonClick
+from bot.slack.inbound.directory import Directory
+from bot.slack.inbound.listeners.prologue import Prologue
+from bot.slack.inbound.payloads import ButtonClick
 from bot.slack.views.cancel_modal import (
     MODE_ACTION,
     MODE_BLOCK,

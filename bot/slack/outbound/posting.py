@@ -14,8 +14,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.clock import Clock
 from bot.slack.ids import MetadataEvent
-from bot.slack.pacing import UpdatePacer
-from bot.slack.webclient import MalformedAnswer
+from bot.slack.outbound.pacing import UpdatePacer
+from bot.slack.outbound.webclient import MalformedAnswer
 from bot.store import outbox
 from bot.store.db import Store
 from bot.store.models import OutboxItem

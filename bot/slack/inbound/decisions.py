@@ -10,12 +10,12 @@ from bot.domain.slack_limits import MAX_LABEL
 from bot.domain.spec import RunSpec
 from bot.services.approvals import ApprovalService
 from bot.services.replays import ReplayGuard
-from bot.services.replies import ReplyService
+from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
-from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
-from bot.slack.forms import FormErrors, params_from_form, reason_from_form
-from bot.slack.payloads import ButtonClick, ViewSubmission
+from bot.slack.inbound.directory import Directory
+from bot.slack.inbound.forms import FormErrors, params_from_form, reason_from_form
+from bot.slack.inbound.payloads import ButtonClick, ViewSubmission
 from bot.slack.views.edit_modal import edit_modal, field_block_id
 from bot.slack.views.reject_modal import reject_modal
 
