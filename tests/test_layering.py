@@ -365,8 +365,8 @@ TABLES_MODULE = "bot.store.models"
 
 
 def table_uses(source: str, file: str = "<source>") -> Iterator[Use]:
-    """Imports of the table classes, and the guesses a nullable row id forces: `x.id or 0`, `assert x.id
-    is not None`."""
+    """Imports of the table classes, the guesses a nullable row id forces (`x.id or 0`, `assert x.id is
+    not None`), and a request's spec parsed again (the record's `spec` is parsed)."""
     for use in imports(source, file):
         if _is_module(use.what, TABLES_MODULE):
             yield use
@@ -375,6 +375,8 @@ def table_uses(source: str, file: str = "<source>") -> Iterator[Use]:
             yield Use(file, node.lineno, "….id or …")
         elif isinstance(node, ast.Assert) and any(_is_id_none_check(n) for n in ast.walk(node.test)):
             yield Use(file, node.lineno, "assert ….id is not None")
+        elif isinstance(node, ast.Attribute) and _dotted(node) == "RunSpec.model_validate_json":
+            yield Use(file, node.lineno, "RunSpec.model_validate_json")
 
 
 def _is_id(node: ast.expr) -> bool:
@@ -410,6 +412,7 @@ def test_outside_the_store_rows_are_records() -> None:
         "def f(run):\n    return run.id or 0",
         "def f(request):\n    assert request.id is not None",
         "def f(made):\n    assert made is not None and made.id is not None",
+        "def f(request):\n    return RunSpec.model_validate_json(request.spec_json)",
     ],
 )
 def test_a_row_leaking_out_of_the_store_is_found(source: str) -> None:
@@ -424,6 +427,7 @@ def test_a_row_leaking_out_of_the_store_is_found(source: str) -> None:
         "def f(run):\n    return run.id",
         "def f(item):\n    assert item.run_id is not None",
         "def f(run):\n    return run.pid or 0",
+        "def f(request):\n    return RequestChecks.model_validate_json(request.checks_json)",
     ],
 )
 def test_records_are_not_flagged(source: str) -> None:
