@@ -46,11 +46,12 @@ from bot.csb.command import LaunchConfig, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.domain.spec import RunParams, RunSpec  # noqa: E402
+from bot.domain.states import RequestState  # noqa: E402
 from bot.engine import build_engine  # noqa: E402
 from bot.settings import EngineConfig  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
-from bot.store.models import RequestState, RunRequest  # noqa: E402
+from bot.store.models import RunRequest  # noqa: E402
 from bot.store.records import NewLane, NewRun  # noqa: E402
 
 TASKS = 264

@@ -89,9 +89,10 @@ class RunRequest:
     trigger_id: str | None
 
     @classmethod
-    def from_row(cls, row: models.RunRequest) -> Self:
-        values = _values(cls, row, "id", "spec")
-        return cls(id=stored_id(row), spec=RunSpec.model_validate_json(row.spec_json), **values)
+    def from_row(cls, row: models.RunRequest, spec: RunSpec | None = None) -> Self:
+        """`spec`: the row's spec when the caller holds it already (it just wrote it), not parsed again."""
+        parsed = spec if spec is not None else RunSpec.model_validate_json(row.spec_json)
+        return cls(id=stored_id(row), spec=parsed, **_values(cls, row, "id", "spec"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ async def create_request(session: AsyncSession, new: records.NewRequest) -> reco
         if request.trigger_id is None:
             raise
         return None
-    return records.RunRequest.from_row(request)
+    return records.RunRequest.from_row(request, new.spec)
 
 
 async def _lock_trigger(session: AsyncSession, trigger_id: str) -> None:
