@@ -46,11 +46,13 @@ from bot.csb.harbor_run import LaunchConfig, lane_command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.domain.spec import RunParams, RunSpec  # noqa: E402
+from bot.domain.states import RequestState  # noqa: E402
 from bot.engine import build_engine  # noqa: E402
 from bot.settings import EngineConfig  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
-from bot.store.models import Lane, RequestState, Run, RunRequest  # noqa: E402
+from bot.store.models import RunRequest  # noqa: E402
+from bot.store.records import NewLane, NewRun  # noqa: E402
 
 TASKS = 264
 PARALLEL = 32
@@ -99,10 +101,9 @@ def make_checkout(root: Path, tasks: int = TASKS, harbor_script: str = HARBOR) -
     return repo, harbor
 
 
-def lane_rows(tasks: int = TASKS) -> list[Lane]:
+def lane_rows(tasks: int = TASKS) -> list[NewLane]:
     return [
-        Lane(
-            run_id=0,
+        NewLane(
             pair_index=index,
             task_id=f"task-{index:03d}",
             suite="bench",
@@ -157,16 +158,10 @@ async def queue_bench_run(store: Store, repo: Path, tasks: int = TASKS, parallel
         )
         session.add(request)
         await session.flush()
-        run = Run(
-            id=request.id,
-            request_id=request.id or 0,
-            run_dir=RUN_DIR,
-            model="m",
-            parallel=parallel,
-            created_at=now,
-        )
-        await runs.create_run(session, run, lane_rows(tasks))
-    return run.id or 0
+        assert request.id is not None
+        new = NewRun(request_id=request.id, run_dir=RUN_DIR, model="m", parallel=parallel, created_at=now)
+        run = await runs.create_run(session, new, lane_rows(tasks))
+    return run.id
 
 
 def launch_config(root: Path, repo: Path, harbor: Path) -> LaunchConfig:

@@ -110,7 +110,7 @@ async def run_bot(root: Path, repo: Path, harbor: Path, address: str) -> tuple[f
     if any(lane.state is not LaneStatus.PASSED or lane.attempt != 1 for lane in lanes):
         raise SystemExit(f"error: the bot's lanes: {sorted({lane.state.value for lane in lanes})}")
     latencies = [
-        started_at(repo, lane.jobs_dir, job_name(run_id, lane.id or 0, 1))
+        started_at(repo, lane.jobs_dir, job_name(run_id, lane.id, 1))
         - (lane.started_at or datetime.now(UTC)).replace(tzinfo=UTC).timestamp()
         for lane in lanes
     ]

@@ -1,6 +1,7 @@
 """The tree's dependency rule, checked by reading the source: dependencies point down, domain/ does no
 I/O, the engine never speaks Slack (the database is the only bus between them), and every import is
-absolute, so the rule reads each one by its full name.
+absolute, so the rule reads each one by its full name. The store's tables stay in the store: the rest of
+bot/ is handed its frozen records.
 
 Every package and top-level module under bot/ is found on disk: a new one fails
 `test_every_part_of_the_tree_has_a_place` until it is given a place in `MAY_IMPORT`.
@@ -520,3 +521,80 @@ def test_the_executor_checks_find_what_they_look_for() -> None:
         "bot.executors.ray_settings",
         "bot.executors.ray_settings.RaySettings",
     ]
+
+
+# -- the store's records -----------------------------------------------------------------------------
+
+# The table classes stay inside the store: the rest of bot/ is handed frozen records
+# (`bot/store/records.py`) whose ids are never None and whose spec is parsed once.
+TABLES_MODULE = "bot.store.models"
+
+
+def table_uses(source: str, file: str = "<source>") -> Iterator[Use]:
+    """Imports of the table classes, the guesses a nullable row id forces (`x.id or 0`, `assert x.id is
+    not None`), and a request's spec parsed again (the record's `spec` is parsed)."""
+    for use in imports(source, file):
+        if _is_module(use.what, TABLES_MODULE):
+            yield use
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and _is_id(node.values[0]):
+            yield Use(file, node.lineno, "….id or …")
+        elif isinstance(node, ast.Assert) and any(_is_id_none_check(n) for n in ast.walk(node.test)):
+            yield Use(file, node.lineno, "assert ….id is not None")
+        elif isinstance(node, ast.Attribute) and _dotted(node) == "RunSpec.model_validate_json":
+            yield Use(file, node.lineno, "RunSpec.model_validate_json")
+
+
+def _is_id(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "id"
+
+
+def _is_id_none_check(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Compare)
+        and _is_id(node.left)
+        and isinstance(node.ops[0], ast.IsNot)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    )
+
+
+def test_outside_the_store_rows_are_records() -> None:
+    found = [
+        str(use)
+        for path in sorted(BOT.rglob("*.py"))
+        if path.relative_to(BOT).parts[0] != "store"
+        for use in table_uses(path.read_text(), str(path.relative_to(BOT)))
+    ]
+    assert found == [], "import records from bot.store.records; their ids are never None"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from bot.store.models import Run",
+        "from bot.store import models",
+        "import bot.store.models",
+        "def f(run):\n    return run.id or 0",
+        "def f(request):\n    assert request.id is not None",
+        "def f(made):\n    assert made is not None and made.id is not None",
+        "def f(request):\n    return RunSpec.model_validate_json(request.spec_json)",
+    ],
+)
+def test_a_row_leaking_out_of_the_store_is_found(source: str) -> None:
+    assert list(table_uses(source)), source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from bot.store.records import Run",
+        "from bot.store import runs",
+        "def f(run):\n    return run.id",
+        "def f(item):\n    assert item.run_id is not None",
+        "def f(run):\n    return run.pid or 0",
+        "def f(request):\n    return RequestChecks.model_validate_json(request.checks_json)",
+    ],
+)
+def test_records_are_not_flagged(source: str) -> None:
+    assert list(table_uses(source)) == [], source

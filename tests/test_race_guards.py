@@ -48,7 +48,6 @@ from test_e2e_run import card_text, request_card
 from waiting import until
 
 from bot.domain.outcome import LaneStatus, TrialOutcome
-from bot.domain.spec import RunSpec
 from bot.engine.settle import apply, decide
 from bot.executors.processes import this_host
 from bot.playground import ADMIN, APPROVER, REQUESTER
@@ -91,7 +90,7 @@ async def request_row(h: Harness, request_id: int = 1) -> RunRequest:
 
 
 def parallel_of(request: RunRequest) -> int:
-    return RunSpec.model_validate_json(request.spec_json).params.parallel or 0
+    return request.spec.params.parallel or 0
 
 
 async def run_parallels(h: Harness) -> list[int]:

@@ -20,7 +20,6 @@ from test_e2e_run import card_text
 
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
-from bot.domain.spec import RunSpec
 from bot.playground import APPROVER, OUTSIDER, REQUESTER, buttons
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args
 from bot.slack.views.cancel_modal import MODE_ACTION, MODE_BLOCK, REASON_ACTION, REASON_BLOCK
@@ -285,7 +284,7 @@ async def rerun_tasks(h: Harness, request_id: int) -> list[str]:
     async with h.bot.store.read() as session:
         request = await requests.get_request(session, request_id)
     assert request is not None and request.rerun_of == 1
-    spec = RunSpec.model_validate_json(request.spec_json)
+    spec = request.spec
     assert spec.params.selection_file and (h.repo / spec.params.selection_file).is_file()
     return [task.task_id for task in spec.tasks]
 

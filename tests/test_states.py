@@ -37,6 +37,7 @@ from bot.domain.states import (
 from bot.store import lanes, requests, runs
 from bot.store.db import Store
 from bot.store.models import Lane, Run, RunRequest
+from bot.store.records import NewLane, NewRun
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -49,7 +50,7 @@ async def store_with_a_run(tmp_path: Path) -> Store:
             RunRequest(id=1, spec_json="{}", spec_hash="h", requester="U1", channel_id="C1", created_at=NOW)
         )
         await session.flush()
-        lane = Lane(
+        lane = NewLane(
             pair_index=0,
             task_id="t1",
             suite="s",
@@ -62,7 +63,7 @@ async def store_with_a_run(tmp_path: Path) -> Store:
             log_path="l",
         )
         await runs.create_run(
-            session, Run(request_id=1, run_dir="r", model="m", parallel=1, created_at=NOW), [lane]
+            session, NewRun(request_id=1, run_dir="r", model="m", parallel=1, created_at=NOW), [lane]
         )
     return store
 

@@ -16,12 +16,22 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, Opera
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain.spec import RunParams, RunSpec
+from bot.domain.states import RequestState
 from bot.store import approvals, audit, requests
 from bot.store.availability import DATABASE_ERRORS, Outage, outage, unavailable
 from bot.store.db import Store
-from bot.store.models import RequestState, RunRequest
+from bot.store.records import NewRequest
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SPEC = RunSpec(
+    params=RunParams(suite="s"),
+    task_file="benchmarks/suites/s.json",
+    task_file_sha256="0" * 64,
+    tasks=(),
+    lanes=(),
+    parallel=1,
+)
 
 
 async def open_store(db_url: str) -> Store:
@@ -30,8 +40,15 @@ async def open_store(db_url: str) -> Store:
     async with store.write() as session:
         await requests.create_request(
             session,
-            RunRequest(
-                spec_json="{}", spec_hash="h1", requester="U0ALICE", channel_id="C0PLAY", created_at=NOW
+            NewRequest(
+                spec=SPEC,
+                requester="U0ALICE",
+                channel_id="C0PLAY",
+                response_url=None,
+                created_at=NOW,
+                category="staging",
+                checks_json="{}",
+                expires_at=None,
             ),
         )
     return store
@@ -46,7 +63,7 @@ async def test_an_approval_holds_only_the_revision_it_was_clicked_for(db_url: st
             session,
             1,
             revision=1,
-            spec_json="{}",
+            spec_json=SPEC.model_dump_json(),
             spec_hash="h2",
             category="staging",
             checks_json="{}",

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.settings import EngineConfig
-from bot.store.models import Account
+from bot.store.records import Account
 
 MIN_SLOTS = 2  # both lanes of a pair start together, so a smaller pool would never start one
 CREDENTIALS = ".claude/.credentials.json"

@@ -16,7 +16,6 @@ from bot.csb.after_batch_scripts import LaneFolder, run_after_batch
 from bot.csb.child_env import ChildEnv
 from bot.domain.clock import Clock
 from bot.domain.redact import Redactor
-from bot.domain.spec import RunSpec
 from bot.store import outbox, requests, runs
 from bot.store.db import Store
 
@@ -51,7 +50,7 @@ class AfterBatchRunner:
                 request = await requests.get_request(session, run.request_id) if run else None
             if request is None:
                 return
-            task_file = RunSpec.model_validate_json(request.spec_json).task_file
+            task_file = request.spec.task_file
             folders = sorted(
                 {LaneFolder(lane.suite, lane.config, lane.jobs_dir) for lane in lanes if lane.attempt},
                 key=lambda folder: (folder.suite, folder.config),

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain import outbox_keys
 from bot.domain.states import STOPPING_RUN_STATES, RunState
 from bot.store import audit, lanes, outbox, runs
-from bot.store.models import OutboxKind, Run
+from bot.store.records import OutboxKind, Run
 
 
 async def close_runs(session: AsyncSession, now: datetime) -> list[int]:
@@ -20,12 +20,11 @@ async def close_runs(session: AsyncSession, now: datetime) -> list[int]:
     closed: list[int] = []
     for run in await runs.closable_runs(session):
         if await close_run(session, run, now):
-            closed.append(run.id or 0)
+            closed.append(run.id)
     return closed
 
 
 async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
-    assert run.id is not None
     if run.state in STOPPING_RUN_STATES:
         if await lanes.has_running_lanes(session, run.id):
             return 0
@@ -43,7 +42,6 @@ async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
 
 async def announce_close(session: AsyncSession, run: Run, action: str, now: datetime) -> None:
     """Audit the close and queue the final status and report."""
-    assert run.id is not None
     await audit.record_run(session, run, action, now)
     await outbox.redraw_run(session, run.id, now)
     await outbox.enqueue(

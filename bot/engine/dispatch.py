@@ -38,7 +38,7 @@ from bot.store import accounts, audit, lanes, lease, outbox, runs
 from bot.store.db import Store
 from bot.store.lanes import LaneClaim
 from bot.store.lease import Claimant
-from bot.store.models import Lane, Run
+from bot.store.records import Lane, Run
 
 log = logging.getLogger(__name__)
 WHY_SHOWN = 500  # the executor's reason, in a thread note
@@ -119,7 +119,7 @@ class Dispatcher:
                 failures.append((claim, str(pid)))
                 continue
             if pid is not None:
-                self._unrecorded[claim.lane.id or 0] = pid
+                self._unrecorded[claim.lane.id] = pid
             started += 1
         if failures:
             async with self._store.write() as session:
@@ -186,7 +186,7 @@ class Dispatcher:
         """Runs that would start lanes now but for the executor."""
         waiting = []
         for run in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
-            if run.id is not None and await lanes.ready_units(session, run.id, now, 2):
+            if await lanes.ready_units(session, run.id, now, 2):
                 waiting.append(run.id)
         return waiting
 
@@ -232,7 +232,7 @@ class Dispatcher:
                 break  # strict priority: a run that waits for slots is not overtaken
         moved = await lanes.claim_lanes(
             session,
-            [LaneClaim(c.lane.id or 0, c.home, c.marker) for c in claims],
+            [LaneClaim(c.lane.id, c.home, c.marker) for c in claims],
             now=now,
             host=self._claimant.host,
         )
@@ -251,7 +251,6 @@ class Dispatcher:
         now: datetime,
     ) -> tuple[list[Claim], bool]:
         """Claim this run's next pairs; True as the second value when the global pool or accounts ran out."""
-        assert run.id is not None
         running = busy.get(run.id, 0)
         room = run.parallel - running
         if room <= 0:
@@ -278,7 +277,6 @@ class Dispatcher:
     async def _announce_start(self, session: AsyncSession, run: Run, now: datetime) -> None:
         """The run's first lanes: mark it running. Later starts follow lanes that ended in the same
         tick, whose settling already queued the status redraw."""
-        assert run.id is not None
         if run.state is not RunState.QUEUED or not await runs.mark_run_started(session, run.id, now):
             return
         await audit.record_run(session, run, "launched", now)

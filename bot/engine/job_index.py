@@ -14,7 +14,7 @@ from pathlib import Path
 from bot.csb.harbor_run import job_name
 from bot.csb.results import attempt_trial
 from bot.csb.trials import trial_task_part, trial_task_parts
-from bot.store.models import Lane
+from bot.store.records import Lane
 
 
 class JobIndex:
@@ -63,10 +63,10 @@ def _trial_prefixes(job_dir: Path) -> frozenset[str]:
 
 def attempt_job_dir(repo: Path, lane: Lane) -> Path:
     """The job folder the lane's current attempt asked Harbor for with `--job-name`."""
-    return repo / lane.jobs_dir / job_name(lane.run_id, lane.id or 0, lane.attempt)
+    return repo / lane.jobs_dir / job_name(lane.run_id, lane.id, lane.attempt)
 
 
 def attempt_result(repo: Path, lane: Lane) -> Path | None:
     """The current attempt's trial result (see `attempt_trial`)."""
-    job = job_name(lane.run_id, lane.id or 0, lane.attempt)
+    job = job_name(lane.run_id, lane.id, lane.attempt)
     return attempt_trial(repo / lane.jobs_dir, job, lane.task_id)

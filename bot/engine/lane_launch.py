@@ -25,7 +25,7 @@ from bot.domain.spec import LaneRole
 from bot.engine.attempts import retire_attempt
 from bot.executors.base import LaneLaunch
 from bot.executors.processes import MARKER_ENV
-from bot.store.models import Lane, Run
+from bot.store.records import Lane, Run
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,14 @@ class LaneLauncher:
         """The lane's argv and environment, once earlier attempts' files are aside and the task copied."""
         cfg = self._launch
         if attempt > 1:
-            earlier = job_name(run.id or 0, lane.id or 0, attempt - 1)
+            earlier = job_name(run.id, lane.id, attempt - 1)
             retire_attempt(cfg.repo, lane.jobs_dir, lane.log_path, lane.task_id, attempt - 1, earlier)
         copy = copy_path(lane.role, lane.config, lane.task_id, marker)
         task_path = lane_task_path(batch.paths, lane.task_path, lane.role, lane.config, copy)
         env = lane_env(batch.env, self._lane_vars(lane, home, task_path)).with_vars({MARKER_ENV: marker})
-        job = job_name(run.id or 0, lane.id or 0, attempt)
+        job = job_name(run.id, lane.id, attempt)
         return LaneLaunch(
-            lane_id=lane.id or 0,
+            lane_id=lane.id,
             argv=lane_argv(cfg, absolute(cfg.repo, task_path), run.model, lane.jobs_dir, job, env),
             cwd=cfg.repo,
             env=env,

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from bot.executors.base import LaneRef
-from bot.store.models import Lane
+from bot.store.records import Lane
 
 
 def lane_ref(lane: Lane) -> LaneRef:
-    """A lane read from the database has its id; one without is a bug, said here, not as lane 0."""
-    if lane.id is None:
-        raise ValueError("a lane handed to an executor has no id: it was never stored")
+    """The executor's view of a lane: only what it reads, so it never holds the store's record."""
     return LaneRef(
         id=lane.id,
         run_id=lane.run_id,

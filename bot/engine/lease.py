@@ -18,7 +18,7 @@ from bot.executors.processes import process_alive, this_host
 from bot.store import lease
 from bot.store.db import Store
 from bot.store.lease import Claimant
-from bot.store.models import Lease
+from bot.store.records import Lease
 
 RENEW_FRACTION = 3  # renew after a third of the ttl, so two missed heartbeats still hold it
 

@@ -27,7 +27,7 @@ from bot.domain.states import RunState
 from bot.domain.words import plural
 from bot.store import audit, lanes, outbox, runs
 from bot.store.db import Store
-from bot.store.models import Run, RunRequest
+from bot.store.records import Run, RunRequest
 
 log = logging.getLogger(__name__)
 DRIFT_SHOWN = 500  # why a run was voided, in its thread
@@ -64,18 +64,18 @@ class LaunchPins:
         return verdict.drift is None and not verdict.unreadable
 
     def _judge(self, run: Run, request: RunRequest) -> Verdict:
-        approved = RunSpec.model_validate_json(request.spec_json)
+        approved = request.spec
         try:
             # The approved spec's parallel stands in for the default: a changed default is no drift.
             spec = self._catalog.resolve(approved.params, approved.parallel)
         except UserInputError as exc:
             return Verdict(run, request, drift=f"it no longer resolves in the CSB checkout: {exc.message}")
         except InfraError as exc:
-            if self._warned.get(run.id or 0) != str(exc):  # once per cause, not every tick
-                self._warned[run.id or 0] = str(exc)
+            if self._warned.get(run.id) != str(exc):  # once per cause, not every tick
+                self._warned[run.id] = str(exc)
                 log.warning("run %s waits: its spec cannot be checked: %s", run.id, exc)
             return Verdict(run, request, unreadable=True)
-        self._warned.pop(run.id or 0, None)
+        self._warned.pop(run.id, None)
         if spec.spec_hash() != request.spec_hash:
             return Verdict(run, request, drift=describe_drift(approved, spec))
         return Verdict(run, request)
@@ -100,7 +100,7 @@ def describe_drift(approved: RunSpec, current: RunSpec) -> str:
 
 async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime, redact: Redactor) -> None:
     """One guarded transition (queued → cancelled), so a run that started meanwhile is left alone."""
-    run_id = verdict.run.id or 0
+    run_id = verdict.run.id
     voided = await runs.move_run(
         session,
         run_id,

@@ -25,7 +25,7 @@ from bot.engine.lane_ref import lane_ref
 from bot.executors.base import Executor
 from bot.store import lanes, outbox
 from bot.store.db import Store
-from bot.store.models import Lane
+from bot.store.records import Lane
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Reconciler:
         async with self._store.read() as session:
             running = await lanes.running_lanes(session)
         known = await self._executor.observe([lane_ref(lane) for lane in running])
-        running = [lane for lane in running if not known[lane.id or 0].known]
+        running = [lane for lane in running if not known[lane.id].known]
         if not running:
             return Reconciled()
         adopted = await self._executor.adopt([lane_ref(lane) for lane in running])
@@ -68,7 +68,7 @@ class Reconciler:
         pending = [lane for lane in missing if _may_be_starting(lane, now)]
         lost = [lane for lane in missing if not _may_be_starting(lane, now)]
         for lane in missing:
-            self._executor.forget(lane.id or 0)  # lost: queued again below; pending: unseen until found
+            self._executor.forget(lane.id)  # lost: queued again below; pending: unseen until found
         pids = {lane_id: pid for lane_id, pid in adopted.running.items() if pid is not None}
         await self._record(pids, lost)
         await asyncio.to_thread(_remove_copies, lost)
@@ -92,7 +92,7 @@ class Reconciler:
             await lanes.record_pids(session, pids)
             for lane in lost:
                 if await lanes.requeue_lane(
-                    session, lane.id or 0, not_before=None, reason=LOST_REASON, infra=False
+                    session, lane.id, not_before=None, reason=LOST_REASON, infra=False
                 ):
                     await outbox.redraw_run(session, lane.run_id, now)
 

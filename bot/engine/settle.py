@@ -14,9 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from bot.csb.verdicts.fingerprints import UNKNOWN as UNKNOWN_FINGERPRINT
 from bot.domain.backoff import backoff
@@ -29,7 +27,7 @@ from bot.engine.attempt_end import is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd
-from bot.store.models import Lane, Run
+from bot.store.records import Lane
 
 _CAUSE_CHARS = 160  # a pause names its cause in one short line
 
@@ -80,13 +78,13 @@ async def apply(session: AsyncSession, endings: Sequence[Ending], now: datetime,
     """Write a batch of endings (each guarded on the lane still running); returns how many moved."""
     finals = [ending for ending in endings if ending.retry_at is None]
     moved = await lanes.finish_lanes(
-        session, [LaneEnd(e.lane.id or 0, e.outcome, e.exit_code) for e in finals], now=now
+        session, [LaneEnd(e.lane.id, e.outcome, e.exit_code) for e in finals], now=now
     )
     settled = [ending for ending in finals if ending.lane.id in moved]
     for ending in endings:
         if ending.retry_at is not None and await lanes.requeue_lane(
             session,
-            ending.lane.id or 0,
+            ending.lane.id,
             not_before=ending.retry_at,
             reason=ending.retry_reason,
             infra=True,
@@ -125,21 +123,15 @@ async def pause_if_failing(
     advice), from this batch and the verdicts kept on the lanes that failed before, and the commonest
     reason this batch gave when a failure is one no fingerprint knows ("Docker daemon is not running"),
     so that is what the thread says to fix, not a guess at accounts."""
-    row = (
-        await session.execute(
-            select(col(Run.state), col(Run.attempts_done), col(Run.infra_failures)).where(
-                col(Run.id) == run_id
-            )
-        )
-    ).one_or_none()
-    if row is None:
+    counts = await runs.attempt_counts(session, run_id)
+    if counts is None:
         return False
-    state, attempts, failures = row
+    state, attempts, failures = counts.state, counts.attempts, counts.infra_failures
     if state is not RunState.RUNNING or attempts < config.infra_pause_min_attempts:
         return False
     if failures / attempts <= config.infra_pause_rate:
         return False
-    if not await _has_queued_lanes(session, run_id):
+    if not await lanes.has_queued_lanes(session, run_id):
         # Nothing left to hold back: the run finishes as its last lanes end, and a thread saying
         # "paused, resume it" above a card saying "Finished" would be false.
         return False
@@ -174,13 +166,8 @@ def _pause_cause(group: CauseGroup) -> PauseCause:
 async def _infra_causes(session: AsyncSession, run_id: int, batch: Sequence[Ending]) -> list[CauseGroup]:
     """The causes of a run's infrastructure failures: this batch's, and those kept on lanes retried before."""
     items = {e.lane.id: (e.lane.task_id, e.lane.role, e.outcome.verdict) for e in batch}
-    rows = await session.execute(
-        select(col(Lane.id), col(Lane.task_id), col(Lane.role), col(Lane.verdict_json)).where(
-            col(Lane.run_id) == run_id, col(Lane.infra_failures) > 0
-        )
-    )
-    for lane_id, task_id, role, verdict_json in rows.all():
-        items.setdefault(lane_id, (task_id, role, stored_verdict(verdict_json)))
+    for kept in await lanes.infra_failed_verdicts(session, run_id):
+        items.setdefault(kept.lane_id, (kept.task_id, kept.role, stored_verdict(kept.verdict_json)))
     return group_causes(
         (f"{task}/{role}", lane_cause(LaneStatus.ERRORED, verdict)) for task, role, verdict in items.values()
     )
@@ -193,10 +180,3 @@ def _commonest(causes: Sequence[str]) -> str | None:
     cause = Counter(causes).most_common(1)[0][0]
     line = " ".join(cause.split())
     return line if len(line) <= _CAUSE_CHARS else line[: _CAUSE_CHARS - 1] + "…"
-
-
-async def _has_queued_lanes(session: AsyncSession, run_id: int) -> bool:
-    query = (
-        select(col(Lane.id)).where(col(Lane.run_id) == run_id, col(Lane.state) == LaneStatus.QUEUED).limit(1)
-    )
-    return (await session.execute(query)).first() is not None

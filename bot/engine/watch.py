@@ -29,7 +29,7 @@ from bot.executors.base import Executor
 from bot.settings import EngineConfig
 from bot.store import lanes
 from bot.store.db import Store
-from bot.store.models import Lane
+from bot.store.records import Lane
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,6 @@ class Watcher:
         seen = await self._executor.observe([lane_ref(lane) for lane, _ in running])
         ended: list[Ended] = []
         for lane, run_state in running:
-            assert lane.id is not None
             look = seen[lane.id]
             if look.running:
                 await self._police(lane, run_state, now)
@@ -112,11 +111,11 @@ class Watcher:
     def forget(self, endings: list[Ending]) -> None:
         """After the settling transaction committed: the executor lets go of those processes."""
         for ending in endings:
-            self._executor.forget(ending.lane.id or 0)
+            self._executor.forget(ending.lane.id)
 
     async def _police(self, lane: Lane, run_state: RunState, now: datetime) -> None:
         """Stop a live lane that must end: SIGINT once, SIGKILL when the grace period is over."""
-        assert lane.id is not None and lane.started_at is not None
+        assert lane.started_at is not None
         if lane.stop_sent_at is None:
             kind = self._stop_kind(lane, run_state, now)
             if kind is None:

@@ -21,7 +21,7 @@ from bot.domain.policy import (
     may_control,
     reminder_due,
 )
-from bot.domain.spec import Category, RunSpec
+from bot.domain.spec import Category
 from bot.domain.states import RequestState
 from bot.services.checks import CheckRunner, RequestChecks
 from bot.services.control_args import check_reason
@@ -31,7 +31,7 @@ from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import approvals, audit, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RunRequest
+from bot.store.records import OutboxKind, RunRequest
 
 
 class Outcome(StrEnum):
@@ -78,7 +78,6 @@ class ApprovalService:
         )
 
     async def _approve(self, request: RunRequest, revision: int | None, actor: Actor) -> Decision:
-        assert request.id is not None
         request_id = request.id
         refusal = await self._refusal(request, revision, actor)
         if refusal:
@@ -102,8 +101,8 @@ class ApprovalService:
             return out_of_date(request)
         checks = RequestChecks.model_validate_json(request.checks_json)
         async with self._store.read() as session:
-            done = set(await approvals.approvers(session, request.id or 0, request.revision))
-            editors = await audit.editors(session, request.id or 0)
+            done = set(await approvals.approvers(session, request.id, request.revision))
+            editors = await audit.editors(session, request.id)
         if actor.user_id in done:
             return f"You already approved request #{request.id}; it needs another approver."
         verdict = may_approve(
@@ -123,8 +122,7 @@ class ApprovalService:
 
     async def _recheck(self, request: RunRequest) -> str | None:
         """Before the deciding approval: resolve again (pinning) and re-run the checks."""
-        assert request.id is not None
-        approved = RunSpec.model_validate_json(request.spec_json)
+        approved = request.spec
         try:
             spec = await self._requests.resolve(approved.params)
         except CsbBotError as exc:
@@ -140,7 +138,6 @@ class ApprovalService:
         return None
 
     async def _void_for_drift(self, request: RunRequest) -> str:
-        assert request.id is not None
         now = self._clock.now()
         note = "The suite file or task folders changed since this was requested: approvals are void."
         async with self._store.write() as session:
@@ -167,7 +164,6 @@ class ApprovalService:
         return note
 
     async def _record_approval(self, request: RunRequest, actor: Actor) -> Decision:
-        assert request.id is not None
         now = self._clock.now()
         needed = approvals_needed(self._policy, _category(request))
         override = RequestChecks.model_validate_json(request.checks_json).unpaired_override
@@ -198,20 +194,18 @@ class ApprovalService:
 
     async def _queue_run(self, session: AsyncSession, request: RunRequest, actor: str, now: datetime) -> None:
         """The deciding approval: approved and queued in one transaction, so no approval lacks its run."""
-        assert request.id is not None
         if not await requests.decide(
             session, request.id, to=RequestState.APPROVED, actor=actor, now=now, revision=request.revision
         ):
             return
-        spec = RunSpec.model_validate_json(request.spec_json)
-        run, lanes = plan_run(
-            spec,
+        planned, lanes = plan_run(
+            request.spec,
             request.id,
             now,
             timeout_multiplier=self._engine.timeout_multiplier,
             default_timeout_sec=self._engine.default_lane_timeout_sec,
         )
-        await runs.create_run(session, run, lanes)
+        run = await runs.create_run(session, planned, lanes)
         await audit.record(
             session,
             request_id=request.id,
@@ -265,7 +259,6 @@ class ApprovalService:
         expired = 0
         async with self._store.write() as session:
             for request in await requests.pending_due(session, now):
-                assert request.id is not None
                 if not await bot_decides(
                     session,
                     request,
@@ -286,7 +279,6 @@ class ApprovalService:
         reminded = 0
         async with self._store.write() as session:
             for request in await requests.pending(session):
-                assert request.id is not None
                 category = _category(request)
                 if not reminder_due(request.created_at, request.reminded_at, now, self._policy, category):
                     continue

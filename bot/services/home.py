@@ -6,7 +6,7 @@ from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.store import homes, outbox
 from bot.store.db import Store
-from bot.store.models import OutboxKind
+from bot.store.records import OutboxKind
 
 
 class HomeService:

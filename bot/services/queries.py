@@ -20,7 +20,7 @@ from bot.domain.states import RunState
 from bot.services.checks import CheckRunner
 from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
-from bot.store.models import AuditEvent, RunRequest
+from bot.store.records import AuditEvent, RunRequest
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,7 @@ class QueryService:
 
     async def active_runs(self, viewer: Viewer) -> list[RunProgress]:
         async with self._store.read() as session:
-            return [
-                await self._progress(session, run.id or 0, viewer) for run in await runs.active_runs(session)
-            ]
+            return [await self._progress(session, run.id, viewer) for run in await runs.active_runs(session)]
 
     async def run_progress(self, run_id: int, viewer: Viewer) -> RunProgress:
         async with self._store.read() as session:

@@ -9,7 +9,7 @@ from bot.domain.clock import Clock
 from bot.store import audit
 from bot.store.availability import DATABASE_ERRORS, unavailable
 from bot.store.db import Store
-from bot.store.models import RunRequest
+from bot.store.records import RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,6 @@ async def record_refusal(
     run_id: int | None = None,
 ) -> None:
     """`action` is what was tried (`approve`, `cancel`, …); recorded as `refused <action>`."""
-    assert request.id is not None
     log.info("refused %s of #%s by %s: %s", action, run_id or request.id, actor, reason)
     try:
         async with store.write() as session:

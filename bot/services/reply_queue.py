@@ -11,7 +11,7 @@ from bot.domain.clock import Clock
 from bot.store import outbox
 from bot.store.availability import DATABASE_ERRORS, unavailable
 from bot.store.db import Store
-from bot.store.models import OutboxKind
+from bot.store.records import OutboxKind
 
 log = logging.getLogger(__name__)
 

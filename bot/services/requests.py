@@ -23,7 +23,7 @@ from bot.services.refusals import record_refusal
 from bot.settings import EngineConfig
 from bot.store import audit, outbox, requests
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RunRequest
+from bot.store.records import NewRequest, OutboxKind, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,6 @@ async def bot_decides(
     caller's transaction. False, and nothing recorded, when it was decided or edited meanwhile.
 
     `reason` is shown on the card; the audit trail keeps `audit_reason`."""
-    assert request.id is not None
     if not await requests.decide(
         session, request.id, to=to, actor=BOT_ACTOR, now=now, revision=request.revision, reason=reason
     ):
@@ -163,9 +162,8 @@ class RunRequestService:
         async with self._store.write() as session:
             request = await requests.create_request(
                 session,
-                RunRequest(
-                    spec_json=spec.model_dump_json(),
-                    spec_hash=spec.spec_hash(),
+                NewRequest(
+                    spec=spec,
                     requester=actor.user_id,
                     channel_id=channel_id,
                     response_url=response_url,
@@ -178,9 +176,8 @@ class RunRequestService:
             )
             if request is None:
                 made = await requests.by_trigger(session, trigger_id or "")
-                assert made is not None and made.id is not None
+                assert made is not None
                 return made.id
-            assert request.id is not None
             await audit.record(
                 session,
                 request_id=request.id,
@@ -243,7 +240,7 @@ class RunRequestService:
         if not verdict.allowed:
             await self.refused(request, "edit", actor, verdict.reason)
             raise PolicyError(f"your edit was not saved: {verdict.reason}")
-        old = RunSpec.model_validate_json(request.spec_json)
+        old = request.spec
         spec = await self.resolve(params)
         checks = await self._checks.run(spec)
         change = describe_change(old.params, spec.params) or "nothing changed"

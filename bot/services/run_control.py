@@ -41,7 +41,7 @@ from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
 from bot.store import audit, lanes, outbox, requests, runs
 from bot.store.db import Store
-from bot.store.models import Lane, Run, RunRequest
+from bot.store.records import Lane, Run, RunRequest
 
 
 class RequestSubmitter(Protocol):
@@ -200,7 +200,7 @@ class RunControlService:
             kinds = ", ".join(picked)
             raise UserInputError(f"run #{run_id} has no task with a lane {kinds}; nothing to rerun")
         selection = await asyncio.to_thread(self._write_selection, run, chosen, picked)
-        params = RunSpec.model_validate_json(request.spec_json).params.model_copy(
+        params = request.spec.params.model_copy(
             update={"suite": None, "suite_file": None, "selection_file": selection, "dry_run": False}
         )
         spec = await self._submitter.resolve(params)
@@ -218,11 +218,11 @@ class RunControlService:
     async def _link(self, run: Run, request: RunRequest, new_id: int, actor: Actor, tasks: int) -> None:
         now = self._clock.now()
         async with self._store.write() as session:
-            if not await runs.link_rerun(session, new_id, run.id or 0):
+            if not await runs.link_rerun(session, new_id, run.id):
                 return  # a second delivery of the same rerun: the first one linked and recorded it
             await audit.record(
                 session,
-                request_id=request.id or 0,
+                request_id=request.id,
                 run_id=run.id,
                 action="rerun requested",
                 actor=actor.user_id,

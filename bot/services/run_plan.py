@@ -6,7 +6,7 @@ from datetime import datetime
 
 from bot.csb.harbor_run import SUITE_SLOT, jobs_dir, run_dir_name, run_stamp
 from bot.domain.spec import LanePlan, RunSpec, TaskRef
-from bot.store.models import Lane, Run
+from bot.store.records import NewLane, NewRun
 from bot.store.runs import run_id_of
 
 TEARDOWN_SEC = 300  # Harbor's teardown after its last phase (containers, sandbox) before it exits
@@ -14,8 +14,8 @@ TEARDOWN_SEC = 300  # Harbor's teardown after its last phase (containers, sandbo
 
 def plan_run(
     spec: RunSpec, request_id: int, now: datetime, *, timeout_multiplier: int, default_timeout_sec: int
-) -> tuple[Run, list[Lane]]:
-    """One Run row (its id is the request's: `run_id_of`) and one lane per task and lane plan.
+) -> tuple[NewRun, list[NewLane]]:
+    """One run (its id will be the request's: `run_id_of`) and one lane per task and lane plan.
 
     Lanes write where CSB's harness would: one run folder per suite (`<suite>_<model>_<time>_<id>`), even
     when the request spans many, since CSB's status tool tells a run folder's suite by its name.
@@ -29,8 +29,7 @@ def plan_run(
         if len(suites) == 1
         else run_dir_name(SUITE_SLOT, spec.params.model, stamp, str(run_id))
     )
-    run = Run(
-        id=run_id,
+    run = NewRun(
         request_id=request_id,
         run_dir=run_dir,
         model=spec.params.model,
@@ -61,9 +60,8 @@ def lane_timeout_sec(task: TaskRef, multiplier: int, default_sec: int) -> int:
     return max(budget, limit, default_sec)
 
 
-def _lane(task: TaskRef, plan: LanePlan, index: int, lane_dir: str, timeout_sec: int) -> Lane:
-    return Lane(
-        run_id=0,
+def _lane(task: TaskRef, plan: LanePlan, index: int, lane_dir: str, timeout_sec: int) -> NewLane:
+    return NewLane(
         pair_index=index,
         task_id=task.task_id,
         suite=task.suite,

@@ -10,6 +10,7 @@ from bot.store import (
     lease,
     outbox,
     queue,
+    records,
     requests,
     runs,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "lease",
     "outbox",
     "queue",
+    "records",
     "requests",
     "runs",
 ]

@@ -9,6 +9,7 @@ from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.store import records
 from bot.store.models import Account
 from bot.store.narrow import rowcount, table_of
 from bot.store.upsert import insert
@@ -23,7 +24,7 @@ async def ensure_accounts(session: AsyncSession, homes: Sequence[str]) -> None:
     await session.execute(statement.on_conflict_do_nothing(index_elements=["home"]))
 
 
-async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datetime) -> list[Account]:
+async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datetime) -> list[records.Account]:
     """The configured homes not resting, next in turn first."""
     rows = await session.execute(
         select(Account)
@@ -33,7 +34,7 @@ async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datet
         )
         .order_by(col(Account.turn), col(Account.home))
     )
-    return list(rows.scalars())
+    return [records.Account.from_row(account) for account in rows.scalars()]
 
 
 async def set_turns(session: AsyncSession, turns: dict[str, int]) -> None:
@@ -63,5 +64,6 @@ async def rest(session: AsyncSession, home: str, until: datetime, reason: str) -
     return rowcount(result) == 1
 
 
-async def all_accounts(session: AsyncSession) -> list[Account]:
-    return list((await session.execute(select(Account).order_by(col(Account.home)))).scalars())
+async def all_accounts(session: AsyncSession) -> list[records.Account]:
+    rows = await session.execute(select(Account).order_by(col(Account.home)))
+    return [records.Account.from_row(account) for account in rows.scalars()]

@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.policy import BOT_ACTOR
-from bot.store.models import AuditEvent, Run, RunRequest
+from bot.store import records
+from bot.store.models import AuditEvent, RunRequest
 
 
 async def record(
@@ -39,7 +40,7 @@ async def record(
 
 
 async def record_run(
-    session: AsyncSession, run: Run, action: str, at: datetime, reason: str | None = None
+    session: AsyncSession, run: records.Run, action: str, at: datetime, reason: str | None = None
 ) -> None:
     """A run's state change made by the bot itself, under the spec hash and revision that were approved."""
     request = await session.get(RunRequest, run.request_id)
@@ -67,8 +68,8 @@ async def editors(session: AsyncSession, request_id: int) -> set[str]:
     return set(rows.scalars())
 
 
-async def events_for(session: AsyncSession, request_id: int) -> list[AuditEvent]:
+async def events_for(session: AsyncSession, request_id: int) -> list[records.AuditEvent]:
     rows = await session.execute(
         select(AuditEvent).where(col(AuditEvent.request_id) == request_id).order_by(col(AuditEvent.id))
     )
-    return list(rows.scalars())
+    return [records.AuditEvent.from_row(event) for event in rows.scalars()]

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.states import RequestState, RunState
+from bot.store import records
 from bot.store.models import HomeViewer, Run, RunRequest
 from bot.store.upsert import insert
 
@@ -26,17 +27,19 @@ async def viewers(session: AsyncSession) -> list[str]:
     return list(rows.scalars())
 
 
-async def pending_requests(session: AsyncSession, limit: int = 20) -> list[RunRequest]:
+async def pending_requests(session: AsyncSession, limit: int = 20) -> list[records.RunRequest]:
     rows = await session.execute(
         select(RunRequest)
         .where(col(RunRequest.state) == RequestState.PENDING)
         .order_by(col(RunRequest.id))
         .limit(limit)
     )
-    return list(rows.scalars())
+    return [records.RunRequest.from_row(request) for request in rows.scalars()]
 
 
-async def runs_of(session: AsyncSession, user_id: str, limit: int = 10) -> list[tuple[RunRequest, Run]]:
+async def runs_of(
+    session: AsyncSession, user_id: str, limit: int = 10
+) -> list[tuple[records.RunRequest, records.Run]]:
     rows = await session.execute(
         select(RunRequest, Run)
         .join(Run, col(Run.request_id) == col(RunRequest.id))
@@ -44,10 +47,12 @@ async def runs_of(session: AsyncSession, user_id: str, limit: int = 10) -> list[
         .order_by(col(Run.id).desc())
         .limit(limit)
     )
-    return [(request, run) for request, run in rows.all()]
+    return [_pair(request, run) for request, run in rows.all()]
 
 
-async def last_finished(session: AsyncSession, category: str, limit: int = 5) -> list[tuple[RunRequest, Run]]:
+async def last_finished(
+    session: AsyncSession, category: str, limit: int = 5
+) -> list[tuple[records.RunRequest, records.Run]]:
     rows = await session.execute(
         select(RunRequest, Run)
         .join(Run, col(Run.request_id) == col(RunRequest.id))
@@ -55,4 +60,8 @@ async def last_finished(session: AsyncSession, category: str, limit: int = 5) ->
         .order_by(col(Run.finished_at).desc())
         .limit(limit)
     )
-    return [(request, run) for request, run in rows.all()]
+    return [_pair(request, run) for request, run in rows.all()]
+
+
+def _pair(request: RunRequest, run: Run) -> tuple[records.RunRequest, records.Run]:
+    return records.RunRequest.from_row(request), records.Run.from_row(run)

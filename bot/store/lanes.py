@@ -23,6 +23,7 @@ from sqlmodel import col
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNFINISHED_LANE_STATES, RunState, check_lane_move
 from bot.domain.verdict import LaneVerdict
+from bot.store import records
 from bot.store.models import Lane, Run
 from bot.store.narrow import rowcount, table_of
 
@@ -32,7 +33,7 @@ def _update(entity: type[Lane]) -> Any:
     return update(entity).execution_options(synchronize_session=False)
 
 
-async def running_lanes_with_run_state(session: AsyncSession) -> list[tuple[Lane, RunState]]:
+async def running_lanes_with_run_state(session: AsyncSession) -> list[tuple[records.Lane, RunState]]:
     """Every running lane with its run's state, in one query (the watcher's view each tick)."""
     rows = await session.execute(
         select(Lane, col(Run.state))
@@ -40,14 +41,14 @@ async def running_lanes_with_run_state(session: AsyncSession) -> list[tuple[Lane
         .where(col(Lane.state) == LaneStatus.RUNNING)
         .order_by(col(Lane.id))
     )
-    return [(lane, state) for lane, state in rows.all()]
+    return [(records.Lane.from_row(lane), state) for lane, state in rows.all()]
 
 
-async def running_lanes(session: AsyncSession) -> list[Lane]:
+async def running_lanes(session: AsyncSession) -> list[records.Lane]:
     rows = await session.execute(
         select(Lane).where(col(Lane.state) == LaneStatus.RUNNING).order_by(col(Lane.id))
     )
-    return list(rows.scalars())
+    return [records.Lane.from_row(lane) for lane in rows.scalars()]
 
 
 async def count_running(session: AsyncSession, run_id: int | None = None) -> int:
@@ -83,7 +84,9 @@ async def running_counts(session: AsyncSession) -> RunningCounts:
     return RunningCounts(total=total, by_run=by_run, by_account=by_account)
 
 
-async def ready_units(session: AsyncSession, run_id: int, now: datetime, max_lanes: int) -> list[list[Lane]]:
+async def ready_units(
+    session: AsyncSession, run_id: int, now: datetime, max_lanes: int
+) -> list[list[records.Lane]]:
     """The next queued lanes of a run, grouped by pair: both lanes of a task start together.
 
     A lane waiting out a retry backoff is skipped, so it does not hold up the pairs behind it.
@@ -99,8 +102,8 @@ async def ready_units(session: AsyncSession, run_id: int, now: datetime, max_lan
         .order_by(col(Lane.pair_index), col(Lane.role))
         .limit(limit)
     )
-    lanes = list(rows.scalars())
-    units: list[list[Lane]] = []
+    lanes = [records.Lane.from_row(lane) for lane in rows.scalars()]
+    units: list[list[records.Lane]] = []
     for lane in lanes:
         if units and units[-1][0].pair_index == lane.pair_index:
             units[-1].append(lane)
@@ -349,6 +352,31 @@ async def has_unfinished_lanes(session: AsyncSession, run_id: int) -> bool:
 
 async def has_running_lanes(session: AsyncSession, run_id: int) -> bool:
     return await _has_lanes_in(session, run_id, (LaneStatus.RUNNING,))
+
+
+async def has_queued_lanes(session: AsyncSession, run_id: int) -> bool:
+    return await _has_lanes_in(session, run_id, (LaneStatus.QUEUED,))
+
+
+@dataclass(frozen=True)
+class KeptVerdict:
+    """The verdict kept on a lane that failed on infrastructure before (None: none was kept)."""
+
+    lane_id: int
+    task_id: str
+    role: str
+    verdict_json: str | None
+
+
+async def infra_failed_verdicts(session: AsyncSession, run_id: int) -> list[KeptVerdict]:
+    """Of a run's lanes that failed on infrastructure at least once, what their last attempt's verdict was;
+    only the columns a pause's causes need, for runs of thousands of lanes."""
+    rows = await session.execute(
+        select(col(Lane.id), col(Lane.task_id), col(Lane.role), col(Lane.verdict_json)).where(
+            col(Lane.run_id) == run_id, col(Lane.infra_failures) > 0
+        )
+    )
+    return [KeptVerdict(records.stored_id(row), row.task_id, row.role, row.verdict_json) for row in rows]
 
 
 async def _has_lanes_in(session: AsyncSession, run_id: int, states: Sequence[LaneStatus]) -> bool:

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.store import records
 from bot.store.models import Lease
 from bot.store.narrow import rowcount
 
@@ -30,8 +31,9 @@ class Claimant:
     pid: int
 
 
-async def get_lease(session: AsyncSession, name: str = ENGINE_LEASE) -> Lease | None:
-    return (await session.execute(select(Lease).where(col(Lease.name) == name))).scalar_one_or_none()
+async def get_lease(session: AsyncSession, name: str = ENGINE_LEASE) -> records.Lease | None:
+    lease = (await session.execute(select(Lease).where(col(Lease.name) == name))).scalar_one_or_none()
+    return None if lease is None else records.Lease.from_row(lease)
 
 
 async def take(

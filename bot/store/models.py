@@ -3,37 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import Column, Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import RequestState, RunState  # the states and their moves: bot/domain/states.py
+from bot.store.records import OutboxKind, OutboxState  # the records' enums, kept in their columns
 from bot.store.types import UTCDateTime, enum_type
 
 
 def _time(nullable: bool = False) -> Column[datetime]:
     return Column(UTCDateTime(), nullable=nullable)
-
-
-class OutboxKind(StrEnum):
-    CARD = "card"  # the approval card: posted once, then edited in place
-    STATUS = "status"  # the run's live status message in the card's thread
-    SUMMARY = "summary"  # the final per-task summary reply
-    EPHEMERAL = "ephemeral"  # a reply only the requester sees, sent to the slash command's response_url
-    NOTICE = "notice"  # a plain text reply in the card's thread (reminders, milestones)
-    DM = "dm"  # a direct message to the requester (the run finished)
-    CARD_COPY = "card_copy"  # the current card, shown only to one person (`/csb status <run>`)
-    HOME = "home"  # republish App Home tabs (target `home:<user>` or `home:*` for every viewer)
-
-
-class OutboxState(StrEnum):
-    PENDING = "pending"
-    SENT = "sent"
-    # Set aside: Slack refused it for a reason no retry fixes (e.g. not_in_channel, invalid_blocks), or it
-    # could not be rendered. The reason is in `error`; delivery goes on with the other rows.
-    DEAD = "dead"
 
 
 # The predicate of the outbox's partial unique index, as a literal: ON CONFLICT must repeat it exactly.

@@ -11,8 +11,10 @@ from sqlmodel import col
 
 from bot.domain import events, outbox_keys
 from bot.domain.events import Event
-from bot.store.models import ONE_PENDING_WHERE, OutboxItem, OutboxKind, OutboxState, RunRequest
+from bot.store import records
+from bot.store.models import ONE_PENDING_WHERE, OutboxItem, RunRequest
 from bot.store.narrow import rowcount, table_of
+from bot.store.records import OutboxKind, OutboxState
 from bot.store.runs import request_id_of
 from bot.store.upsert import insert
 
@@ -64,7 +66,9 @@ async def enqueue(
     await session.execute(statement)
 
 
-async def due(session: AsyncSession, now: datetime, limit: int = 50, after_id: int = 0) -> list[OutboxItem]:
+async def due(
+    session: AsyncSession, now: datetime, limit: int = 50, after_id: int = 0
+) -> list[records.OutboxItem]:
     """Rows to send now, oldest first; `after_id` pages on past rows already looked at."""
     rows = await session.execute(
         select(OutboxItem)
@@ -76,10 +80,10 @@ async def due(session: AsyncSession, now: datetime, limit: int = 50, after_id: i
         .order_by(col(OutboxItem.id))
         .limit(limit)
     )
-    return list(rows.scalars())
+    return [records.OutboxItem.from_row(item) for item in rows.scalars()]
 
 
-async def channels_of(session: AsyncSession, items: list[OutboxItem]) -> dict[int, str]:
+async def channels_of(session: AsyncSession, items: list[records.OutboxItem]) -> dict[int, str]:
     """The channel of each row's request, by request id: rows of one channel go in order."""
     wanted = {thread for thread in map(thread_of, items) if thread is not None}
     if not wanted:
@@ -90,7 +94,7 @@ async def channels_of(session: AsyncSession, items: list[OutboxItem]) -> dict[in
     return {request_id: channel for request_id, channel in rows.all() if request_id is not None}
 
 
-async def get_due(session: AsyncSession, item_id: int, now: datetime) -> OutboxItem | None:
+async def get_due(session: AsyncSession, item_id: int, now: datetime) -> records.OutboxItem | None:
     """The row as it is now, if it is still to send: another delivery round may have sent it since it
     was listed, or bumped its generation."""
     rows = await session.execute(
@@ -100,7 +104,8 @@ async def get_due(session: AsyncSession, item_id: int, now: datetime) -> OutboxI
             col(OutboxItem.next_attempt_at) <= now,
         )
     )
-    return rows.scalars().first()
+    item = rows.scalars().first()
+    return None if item is None else records.OutboxItem.from_row(item)
 
 
 async def note_post_attempt(session: AsyncSession, item_id: int, now: datetime) -> None:
@@ -110,7 +115,7 @@ async def note_post_attempt(session: AsyncSession, item_id: int, now: datetime) 
     )
 
 
-async def mark_sent(session: AsyncSession, item: OutboxItem, now: datetime) -> bool:
+async def mark_sent(session: AsyncSession, item: records.OutboxItem, now: datetime) -> bool:
     """Retire the row, unless the message was asked for again since `item` was read (then it is due
     again at once, with its attempts reset: the send itself succeeded). False in that case."""
     sent = await session.execute(
@@ -159,7 +164,7 @@ async def exists(session: AsyncSession, target: str) -> bool:
     return rows.first() is not None
 
 
-def thread_of(item: OutboxItem) -> int | None:
+def thread_of(item: records.OutboxItem) -> int | None:
     """The request whose card thread the row belongs to (a run's row names its request by the rule of
     `runs.run_id_of`, as the queries below do by coalescing the two ids)."""
     if item.request_id is not None:
@@ -167,7 +172,7 @@ def thread_of(item: OutboxItem) -> int | None:
     return request_id_of(item.run_id) if item.run_id is not None else None
 
 
-def thread_order(item: OutboxItem) -> tuple[datetime, int, int]:
+def thread_order(item: records.OutboxItem) -> tuple[datetime, int, int]:
     """When it happened, then: a run's start opens its thread and its report closes it, then row order."""
     if item.kind is OutboxKind.SUMMARY:
         rank = 2
@@ -175,10 +180,10 @@ def thread_order(item: OutboxItem) -> tuple[datetime, int, int]:
         rank = 0
     else:
         rank = 1
-    return item.created_at, rank, item.id or 0
+    return item.created_at, rank, item.id
 
 
-async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> OutboxItem | None:
+async def earlier_in_thread(session: AsyncSession, item: records.OutboxItem) -> records.OutboxItem | None:
     """The first reply that happened before `item` and still waits to go in the same thread, if any.
     Rows set aside are not pending, so they never hold a thread up."""
     thread = thread_of(item)
@@ -193,7 +198,8 @@ async def earlier_in_thread(session: AsyncSession, item: OutboxItem) -> OutboxIt
         )
     )
     mine = thread_order(item)
-    return min((r for r in rows.scalars() if thread_order(r) < mine), key=thread_order, default=None)
+    earlier = (r for r in map(records.OutboxItem.from_row, rows.scalars()) if thread_order(r) < mine)
+    return min(earlier, key=thread_order, default=None)
 
 
 async def pending_threads(session: AsyncSession, now: datetime) -> list[int]:

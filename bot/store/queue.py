@@ -17,7 +17,7 @@ from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import COMPLETED_LANE_STATES, STARTABLE_RUN_STATES, UNFINISHED_LANE_STATES, RunState
-from bot.store import lease, runs
+from bot.store import lease, records, runs
 from bot.store.models import Lane, Run
 
 DURATION_SAMPLE = 200  # recent finished lanes the mean duration is taken over
@@ -45,7 +45,7 @@ async def queue_position(session: AsyncSession, run_id: int) -> int | None:
     return ids.index(run_id) + 1 if run_id in ids else None
 
 
-async def mean_lane_seconds(session: AsyncSession, run: Run) -> float | None:
+async def mean_lane_seconds(session: AsyncSession, run: records.Run) -> float | None:
     """Mean duration of recent finished lanes comparable to `run`'s: of its suites, else of its model."""
     suites = (
         await session.execute(select(col(Lane.suite)).where(col(Lane.run_id) == run.id).distinct())
@@ -93,14 +93,14 @@ async def queue_figures(session: AsyncSession, run_id: int) -> QueueFigures:
 
 
 async def _work_ahead(
-    session: AsyncSession, run: Run, queued: dict[int, int], running: dict[int, int]
+    session: AsyncSession, run: records.Run, queued: dict[int, int], running: dict[int, int]
 ) -> float:
     """Lane-equivalents that take slots before this run's first lane: runs ahead, and all running lanes."""
     work = 0.5 * sum(running.values())
     for other in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
         if other.id == run.id:
             break
-        work += queued.get(other.id or 0, 0)
+        work += queued.get(other.id, 0)
     return work
 
 

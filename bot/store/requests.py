@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.states import RequestState, check_request_move
+from bot.store import records
 from bot.store.models import RunRequest
 from bot.store.narrow import rowcount
 
@@ -18,17 +19,29 @@ from bot.store.narrow import rowcount
 _TRIGGER_LOCK_SPACE = 0x63736274
 
 
-async def create_request(session: AsyncSession, request: RunRequest) -> RunRequest | None:
+async def create_request(session: AsyncSession, new: records.NewRequest) -> records.RunRequest | None:
     """The new request; None when its slash command (`trigger_id`) already made one, in this process
     or another: the unique index decides, so two deliveries of one command make one request.
 
     Request numbers are what people see, and PostgreSQL spends a sequence value on an insert the unique
     index then refuses: so deliveries of one command first meet on a lock of their `trigger_id` and
     look, and only the first inserts. The index still decides should the lock be missing."""
-    if request.trigger_id is not None:
-        await _lock_trigger(session, request.trigger_id)
-        if await by_trigger(session, request.trigger_id) is not None:
+    if new.trigger_id is not None:
+        await _lock_trigger(session, new.trigger_id)
+        if await by_trigger(session, new.trigger_id) is not None:
             return None
+    request = RunRequest(
+        spec_json=new.spec.model_dump_json(),
+        spec_hash=new.spec.spec_hash(),
+        requester=new.requester,
+        channel_id=new.channel_id,
+        response_url=new.response_url,
+        created_at=new.created_at,
+        category=new.category,
+        checks_json=new.checks_json,
+        expires_at=new.expires_at,
+        trigger_id=new.trigger_id,
+    )
     try:
         async with session.begin_nested():
             session.add(request)
@@ -37,7 +50,7 @@ async def create_request(session: AsyncSession, request: RunRequest) -> RunReque
         if request.trigger_id is None:
             raise
         return None
-    return request
+    return records.RunRequest.from_row(request, new.spec)
 
 
 async def _lock_trigger(session: AsyncSession, trigger_id: str) -> None:
@@ -50,13 +63,15 @@ async def _lock_trigger(session: AsyncSession, trigger_id: str) -> None:
         )
 
 
-async def by_trigger(session: AsyncSession, trigger_id: str) -> RunRequest | None:
+async def by_trigger(session: AsyncSession, trigger_id: str) -> records.RunRequest | None:
     rows = await session.execute(select(RunRequest).where(col(RunRequest.trigger_id) == trigger_id))
-    return rows.scalar_one_or_none()
+    request = rows.scalar_one_or_none()
+    return None if request is None else records.RunRequest.from_row(request)
 
 
-async def get_request(session: AsyncSession, request_id: int) -> RunRequest | None:
-    return await session.get(RunRequest, request_id)
+async def get_request(session: AsyncSession, request_id: int) -> records.RunRequest | None:
+    request = await session.get(RunRequest, request_id)
+    return None if request is None else records.RunRequest.from_row(request)
 
 
 async def decide(
@@ -134,21 +149,21 @@ async def set_checks(session: AsyncSession, request_id: int, revision: int, chec
     )
 
 
-async def pending_due(session: AsyncSession, now: datetime) -> list[RunRequest]:
+async def pending_due(session: AsyncSession, now: datetime) -> list[records.RunRequest]:
     """Pending requests past their expiry."""
     rows = await session.execute(
         select(RunRequest).where(
             col(RunRequest.state) == RequestState.PENDING, col(RunRequest.expires_at) <= now
         )
     )
-    return list(rows.scalars())
+    return [records.RunRequest.from_row(request) for request in rows.scalars()]
 
 
-async def pending(session: AsyncSession) -> list[RunRequest]:
+async def pending(session: AsyncSession) -> list[records.RunRequest]:
     rows = await session.execute(
         select(RunRequest).where(col(RunRequest.state) == RequestState.PENDING).order_by(col(RunRequest.id))
     )
-    return list(rows.scalars())
+    return [records.RunRequest.from_row(request) for request in rows.scalars()]
 
 
 async def mark_reminded(session: AsyncSession, request_id: int, now: datetime) -> bool:

@@ -7,6 +7,7 @@ double click finds the row already moved and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -23,11 +24,13 @@ from bot.domain.states import (
     RunState,
     check_run_move,
 )
+from bot.store import records
 from bot.store.models import Lane, Run, RunRequest
 from bot.store.narrow import rowcount
 
 __all__ = [
     "active_runs",
+    "attempt_counts",
     "closable_runs",
     "count_attempts",
     "create_run",
@@ -55,30 +58,52 @@ def request_id_of(run_id: int) -> int:
     return run_id
 
 
-async def create_run(session: AsyncSession, run: Run, lanes: Sequence[Lane]) -> Run:
-    """The run with its lanes; its id is its request's (`run_id_of`), given or not."""
-    if run.id is None:
-        run.id = run_id_of(run.request_id)
-    if run.id != run_id_of(run.request_id):
-        raise ValueError(f"run {run.id} of request {run.request_id}: a run's id is its request's")
+async def create_run(
+    session: AsyncSession, new: records.NewRun, lanes: Sequence[records.NewLane]
+) -> records.Run:
+    """The run, queued, with its lanes; its id is its request's (`run_id_of`)."""
+    run_id = run_id_of(new.request_id)
+    run = Run(id=run_id, **_columns(new))
     session.add(run)
     await session.flush()
-    for lane in lanes:
-        lane.run_id = run.id
-        session.add(lane)
+    session.add_all(Lane(run_id=run_id, **_columns(lane)) for lane in lanes)
     await session.flush()
-    return run
+    return records.Run.from_row(run)
 
 
-async def get_run(session: AsyncSession, run_id: int) -> Run | None:
-    return await session.get(Run, run_id)
+def _columns(new: records.NewRun | records.NewLane) -> dict[str, Any]:
+    return {field.name: getattr(new, field.name) for field in fields(new)}
 
 
-async def run_lanes(session: AsyncSession, run_id: int) -> list[Lane]:
+async def get_run(session: AsyncSession, run_id: int) -> records.Run | None:
+    run = await session.get(Run, run_id)
+    return None if run is None else records.Run.from_row(run)
+
+
+@dataclass(frozen=True)
+class AttemptCounts:
+    """A run's state and the lane attempts counted since it started or resumed: the pause rule's input."""
+
+    state: RunState
+    attempts: int
+    infra_failures: int
+
+
+async def attempt_counts(session: AsyncSession, run_id: int) -> AttemptCounts | None:
+    """Read from the table, never from a run loaded earlier in the transaction: `count_attempts` has just
+    added to them."""
+    rows = await session.execute(
+        select(col(Run.state), col(Run.attempts_done), col(Run.infra_failures)).where(col(Run.id) == run_id)
+    )
+    row = rows.one_or_none()
+    return None if row is None else AttemptCounts(state=row[0], attempts=row[1], infra_failures=row[2])
+
+
+async def run_lanes(session: AsyncSession, run_id: int) -> list[records.Lane]:
     rows = await session.execute(
         select(Lane).where(col(Lane.run_id) == run_id).order_by(col(Lane.pair_index), col(Lane.role))
     )
-    return list(rows.scalars())
+    return [records.Lane.from_row(lane) for lane in rows.scalars()]
 
 
 def _update(entity: type[Lane] | type[Run]) -> Any:
@@ -92,7 +117,9 @@ def queue_order() -> tuple[Any, ...]:
     return (priority, col(Run.created_at), col(Run.id))
 
 
-async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTIVE_RUN_STATES) -> list[Run]:
+async def active_runs(
+    session: AsyncSession, states: Collection[RunState] = ACTIVE_RUN_STATES
+) -> list[records.Run]:
     """Runs in `states`, in queue order."""
     rows = await session.execute(
         select(Run)
@@ -100,10 +127,10 @@ async def active_runs(session: AsyncSession, states: Collection[RunState] = ACTI
         .where(col(Run.state).in_(list(states)))
         .order_by(*queue_order())
     )
-    return list(rows.scalars())
+    return [records.Run.from_row(run) for run in rows.scalars()]
 
 
-async def queued_request(session: AsyncSession, run_id: int) -> tuple[Run, RunRequest] | None:
+async def queued_request(session: AsyncSession, run_id: int) -> tuple[records.Run, records.RunRequest] | None:
     """The run, if it has not started yet, with the request it was approved from."""
     rows = await session.execute(
         select(Run, RunRequest)
@@ -111,10 +138,10 @@ async def queued_request(session: AsyncSession, run_id: int) -> tuple[Run, RunRe
         .where(col(Run.id) == run_id, col(Run.state) == RunState.QUEUED)
     )
     row = rows.first()
-    return None if row is None else (row[0], row[1])
+    return None if row is None else (records.Run.from_row(row[0]), records.RunRequest.from_row(row[1]))
 
 
-async def closable_runs(session: AsyncSession) -> list[Run]:
+async def closable_runs(session: AsyncSession) -> list[records.Run]:
     """Runs with nothing left to do: no lane queued or running (stopping runs: none running)."""
 
     def lanes_in(*states: LaneStatus) -> Any:
@@ -130,7 +157,7 @@ async def closable_runs(session: AsyncSession) -> list[Run]:
             )
         )
     )
-    return list(rows.scalars())
+    return [records.Run.from_row(run) for run in rows.scalars()]
 
 
 async def move_run(

@@ -7,7 +7,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.mrkdwn import clip
 from bot.domain.slack_limits import MAX_LABEL
-from bot.domain.spec import RunSpec
 from bot.services.approvals import ApprovalService
 from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
@@ -70,7 +69,7 @@ class DecisionHandler:
         await self._requests.authorize_sight(click.row_id, actor, click.channel_id, "edit")
         request = await self._requests.load(click.row_id)
         await self._requests.authorize(request, actor, "edit")
-        params = RunSpec.model_validate_json(request.spec_json).params
+        params = request.spec.params
         await self._open(click, edit_modal(click.row_id, request.revision, params).to_dict())
 
     async def submit_reject(self, submission: ViewSubmission) -> None:

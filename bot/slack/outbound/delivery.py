@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.slack.outbound.webclient import MalformedAnswer
 from bot.store import outbox
-from bot.store.models import OutboxItem, OutboxKind
+from bot.store.records import OutboxItem, OutboxKind
 
 # Slack's words for "not now", answered with HTTP 200.
 TRANSIENT_ERRORS = frozenset(

@@ -13,7 +13,7 @@ from bot.slack.outbound.milestones import reached
 from bot.slack.views.run_card import RunCardView
 from bot.store import homes, outbox, runs
 from bot.store.db import Store
-from bot.store.models import OutboxKind, RunRequest
+from bot.store.records import OutboxKind, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Followups:
 
     async def queue_dm(self, request: RunRequest, text: str) -> None:
         """Once per run, ever: a report row sent again (its mark lost in a crash) must not DM twice."""
-        target = outbox_keys.finished_dm(request.id or 0)
+        target = outbox_keys.finished_dm(request.id)
         async with self._store.write() as session:
             if not await outbox.exists(session, target):
                 await outbox.enqueue(

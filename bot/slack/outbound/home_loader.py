@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_approve, may_see
-from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.spec import Category, LaneRole
 from bot.domain.states import RunState
 from bot.domain.words import plural
 from bot.slack.outbound.render import load_run_card
@@ -16,7 +16,7 @@ from bot.slack.views.format import code
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
 from bot.store import homes, outbox, queue, runs
 from bot.store.lanes import count_running
-from bot.store.models import RunRequest
+from bot.store.records import RunRequest
 
 
 async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, now: datetime) -> HomeView:
@@ -29,7 +29,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
 
     waiting = [
         HomeRequest(
-            request_id=request.id or 0,
+            request_id=request.id,
             requester=request.requester,
             summary=_summary(request),
             can_approve=may_approve(policy, Category(request.category), actor, request.requester).allowed,
@@ -40,10 +40,10 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
     ]
     my_runs = []
     for request, run in await homes.runs_of(session, user_id):
-        card = await load_run_card(session, run.id or 0, now)
+        card = await load_run_card(session, run.id, now)
         if card is not None:
-            label = RunSpec.model_validate_json(request.spec_json).suite_label
-            my_runs.append(HomeRun(run.id or 0, run.state.value, label, card.pairs_done, card.pairs_total))
+            label = request.spec.suite_label
+            my_runs.append(HomeRun(run.id, run.state.value, label, card.pairs_done, card.pairs_total))
     active = await runs.active_runs(session)
     return HomeView(
         user_id=user_id,
@@ -54,7 +54,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         lanes_running=await count_running(session),
         slots=await queue.published_slots(session),
         official=[
-            await _result(session, request, run.id or 0)
+            await _result(session, request, run.id)
             for request, run in await homes.last_finished(session, "official")
             if seen(request)
         ],
@@ -63,7 +63,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
 
 
 def _summary(request: RunRequest) -> str:
-    spec = RunSpec.model_validate_json(request.spec_json)
+    spec = request.spec
     return (
         f"{code(spec.params.model, 100)} on {code(spec.suite_label, 100)}: "
         f"{plural(len(spec.tasks), 'task')}, `{spec.params.mode.value}`, `{request.category}`"
@@ -71,7 +71,7 @@ def _summary(request: RunRequest) -> str:
 
 
 async def _result(session: AsyncSession, request: RunRequest, run_id: int) -> HomeResult:
-    spec = RunSpec.model_validate_json(request.spec_json)
+    spec = request.spec
     lanes = await runs.run_lanes(session, run_id)
 
     def rate(role: LaneRole) -> str:

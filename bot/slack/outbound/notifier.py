@@ -42,7 +42,7 @@ from bot.slack.outbound.posting import Poster
 from bot.slack.outbound.senders import Senders
 from bot.store import outbox
 from bot.store.db import Store
-from bot.store.models import OutboxItem, OutboxKind
+from bot.store.records import OutboxItem, OutboxKind
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ class Notifier:
                     if lane not in self._busy and len(rows) < LANE_ROWS:
                         rows.append(item)
                         taken += 1
-                after = page[-1].id or after
+                after = page[-1].id
         return {lane: rows for lane, rows in lanes.items() if rows}
 
     async def _deliver_lane(self, lane: str, items: list[OutboxItem]) -> int:
@@ -156,7 +156,6 @@ class Notifier:
         return sent
 
     async def _deliver_one(self, listed: OutboxItem) -> int:
-        assert listed.id is not None
         async with self._store.read() as session:
             item = await outbox.get_due(session, listed.id, self._clock.now())
             if item is None:
@@ -190,7 +189,6 @@ class Notifier:
     async def _failed(self, item: OutboxItem, exc: Exception) -> None:
         """An outage delays a message but never loses it; a malformed answer is retried a few times; a
         refusal or a render that raises sets the row aside (`bot/slack/outbound/delivery.py`)."""
-        assert item.id is not None
         found, error = delivery.verdict(exc)
         if found is Verdict.UNRENDERABLE:
             log.error("outbox %s (%s) could not be rendered", item.id, item.target, exc_info=exc)
@@ -206,7 +204,6 @@ class Notifier:
 
     async def _give_up(self, item: OutboxItem, error: str) -> None:
         """Set the row aside with its error; the admins' App Home counts such rows."""
-        assert item.id is not None
         log.warning("outbox %s (%s, %s) set aside: %s", item.id, item.kind.value, item.target, error)
         self._poster.settled(item.target)
         async with self._store.write() as session:
@@ -220,7 +217,6 @@ class Notifier:
         return backoff(item.attempts + 1, base=FIRST_RETRY_SEC, cap=self._config.max_backoff_seconds)
 
     async def _postpone(self, item: OutboxItem, until: datetime, error: str, *, count: bool) -> None:
-        assert item.id is not None
         attempts = item.attempts + 1 if count else item.attempts
         async with self._store.write() as session:
             await outbox.postpone(session, item.id, attempts=attempts, until=until, error=error)

@@ -18,7 +18,7 @@ from bot.slack.outbound.pacing import UpdatePacer
 from bot.slack.outbound.webclient import MalformedAnswer
 from bot.store import outbox
 from bot.store.db import Store
-from bot.store.models import OutboxItem
+from bot.store.records import OutboxItem
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,6 @@ class Poster:
         broadcast: bool = False,
     ) -> str:
         """Post, unless an earlier attempt already did and only its answer or its sent mark was lost."""
-        assert item.id is not None
         if item.target in self._posted:
             return self._posted[item.target]
         if item.post_attempted_at is not None:

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
-from bot.domain.spec import Category, LaneRole, RunSpec
+from bot.domain.spec import Category, LaneRole
 from bot.domain.states import RERUNNABLE_LANE_STATES
 from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
@@ -22,7 +22,7 @@ from bot.slack.views import CardView
 from bot.slack.views.events import stored_text
 from bot.slack.views.run_card import RunCardView
 from bot.store import approvals, queue, requests, runs
-from bot.store.models import Lane, RunRequest
+from bot.store.records import Lane, RunRequest
 
 
 async def load_card(
@@ -33,7 +33,7 @@ async def load_card(
         return None
     view = CardView(
         request_id=request.id,
-        spec=RunSpec.model_validate_json(request.spec_json),
+        spec=request.spec,
         spec_hash=request.spec_hash,
         requester=request.requester,
         state=request.state,
@@ -56,7 +56,7 @@ async def _rerun_note(session: AsyncSession, request: RunRequest) -> str | None:
     """What the earlier run's lanes of these tasks ended as ("Rerun of #1: 2 failed, 0 errored lanes")."""
     if request.rerun_of is None:
         return None
-    tasks = {task.task_id for task in RunSpec.model_validate_json(request.spec_json).tasks}
+    tasks = {task.task_id for task in request.spec.tasks}
     lanes = [lane for lane in await runs.run_lanes(session, request.rerun_of) if lane.task_id in tasks]
     counts = [
         f"{sum(1 for lane in lanes if lane.state is status)} {status.value}"

@@ -9,26 +9,26 @@ from collections.abc import Sequence
 from bot.csb.harbor_run import run_folders
 from bot.domain.outcome import LaneStatus
 from bot.domain.reason import LaneReason, ReasonKind
-from bot.domain.spec import LaneRole, Mode, RunSpec
+from bot.domain.spec import LaneRole, Mode
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.domain.verdict import stored_verdict
 from bot.slack.views.report import ReportView
-from bot.store.models import Lane, Run, RunRequest
+from bot.store.records import Lane, Run, RunRequest
 
 _ABSENT = LaneResult(status=LaneStatus.CANCELLED)  # the lane a single-lane run does not have
 
 
 def build_report_view(run: Run, request: RunRequest, lanes: Sequence[Lane]) -> ReportView:
     """The report of a run as the database holds it (no file is read)."""
-    spec = RunSpec.model_validate_json(request.spec_json)
+    spec = request.spec
     pairs: dict[int, dict[str, Lane]] = {}
     for lane in lanes:
         pairs.setdefault(lane.pair_index, {})[lane.role] = lane
     outcomes = [_pair(by_role) for _, by_role in sorted(pairs.items())]
     single = {Mode.BASELINE_ONLY: LaneRole.BASELINE, Mode.FULL_ONLY: LaneRole.MCP}.get(spec.params.mode)
     return ReportView(
-        run_id=run.id or 0,
+        run_id=run.id,
         output_dirs=run_folders(request.category, run.run_dir, (lane.suite for lane in lanes)),
         title=spec.suite_label,
         model=spec.params.model,

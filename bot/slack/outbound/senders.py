@@ -34,7 +34,7 @@ from bot.slack.views.report import paired_report, report_dm, rerun_button, threa
 from bot.slack.views.report_csv import csv_filename, report_csv
 from bot.store import homes, requests, runs
 from bot.store.db import Store
-from bot.store.models import OutboxItem, OutboxKind, RunRequest
+from bot.store.records import OutboxItem, OutboxKind, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +171,8 @@ class Senders:
     async def _dm_message(self, item: OutboxItem, request: RunRequest) -> tuple[str, list[Block]]:
         """A finished run's DM links its thread and carries `Rerun failed`, as under the report."""
         async with self._store.read() as session:
-            run = await runs.get_run(session, runs.run_id_of(request.id or 0))
-            lanes = await runs.run_lanes(session, runs.run_id_of(request.id or 0))
+            run = await runs.get_run(session, runs.run_id_of(request.id))
+            lanes = await runs.run_lanes(session, runs.run_id_of(request.id))
         if run is None or not request.card_ts or not outbox_keys.is_finished_dm(item.target):
             return item.text or "", [SectionBlock(text=MarkdownTextObject(text=item.text or ""))]
         view = await asyncio.to_thread(build_report_view, run, request, lanes)

@@ -17,7 +17,7 @@ from bot.services.refusals import REFUSED
 from bot.slack.views.approval_card import check_lines
 from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, shown, suite_text, user, when
 from bot.slack.views.run_card import eta_text
-from bot.store.models import AuditEvent
+from bot.store.records import AuditEvent
 
 PLAN_COMMANDS_SHOWN = 2  # tasks whose lane commands a dry run prints
 
