@@ -34,6 +34,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "rerun",
     "audit",
     "accounts",
+    "promote",
+    "official",
 )
 COMMAND_USAGE = "/csb <subcommand> [arguments]"
 

@@ -38,6 +38,9 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
     "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
+    "promote": "`/csb promote <run>` — CSB's promotion dry run of a finished staging run: its gates, the "
+    "MANIFEST diff, quarantine candidates and destination (nothing is moved)",
+    "official": "`/csb official [suite]` — the official results in the MANIFEST, per suite and config",
 }
 
 

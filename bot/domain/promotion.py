@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_WARNINGS_DEFAULT = 10  # promote_run.py's --max-warnings default
 FIRST_FLAGGED = 5  # how many flagged tasks a gate lists
@@ -202,3 +202,73 @@ class Destination(BaseModel):
     path: str  # relative to the checkout: runs/official[/_raw]/<folder>[__promoted_<stamp>]
     collision: bool = False
     forced_suffix: bool = False
+
+
+class PromoteConfig(BaseModel):
+    """The `[promote]` section of the bot's config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_warnings: int = Field(default=MAX_WARNINGS_DEFAULT, ge=0)  # promote_run.py's --max-warnings
+
+
+class FolderRefusal(StrEnum):
+    """Why a run folder cannot be promoted at all."""
+
+    OUT_OF_RUNS = "out_of_runs"  # it resolves outside the checkout's runs/
+    LINK = "link"  # the folder is a symlink
+    MISSING = "missing"  # not in runs/staging (deleted or moved)
+
+
+class FolderPreview(BaseModel):
+    """One run folder: its gates, where it would go and what quarantine would set aside; or why not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    folder: str
+    refusal: FolderRefusal | None = None
+    destination: Destination | None = None
+    gates: GateReport | None = None
+    configs: tuple[ConfigFlags, ...] = ()  # where each config's flag counts came from
+    quarantine: tuple[QuarantineCandidate, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        return (
+            self.refusal is not None
+            or (self.gates is not None and self.gates.blocked)
+            or (self.destination is not None and self.destination.collision)
+        )
+
+
+class PromotionPreview(BaseModel):
+    """What `/csb promote <run>` shows: CSB's dry run per folder, with the MANIFEST diff it would make.
+
+    `digest` names what was shown (the run folders' files and the MANIFEST): an approval made on one
+    digest does not hold for another."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: int
+    folders: tuple[FolderPreview, ...]
+    diff: ManifestDiff = ManifestDiff()
+    manifest_problem: str | None = None
+    manifest_entries: int | None = None  # official tasks in the MANIFEST now (None: no MANIFEST yet)
+    max_warnings: int = MAX_WARNINGS_DEFAULT
+    digest: str = ""
+
+    @property
+    def blocked(self) -> bool:
+        return self.manifest_problem is not None or any(folder.blocked for folder in self.folders)
+
+
+class OfficialLine(BaseModel):
+    """One `runs["<suite>/<config>"]` of the MANIFEST, as `/csb official` lists it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    suite: str
+    config: str
+    model: str
+    timestamp: str
+    figures: RunSummary

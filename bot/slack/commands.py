@@ -21,6 +21,7 @@ from bot.services.control_args import (
     parse_resume_args,
     parse_run_id,
 )
+from bot.services.promotion import OFFICIAL_USAGE, PROMOTE_USAGE, PromotionService
 from bot.services.queries import QueryService, Viewer
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
@@ -29,6 +30,7 @@ from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
 from bot.slack.payloads import SlashCommand
 from bot.slack.views.events import event_text
+from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
     accounts_text,
     audit_text,
@@ -56,9 +58,11 @@ class CommandRouter:
         *,
         launch: LaunchConfig,
         control: RunControlService,
+        promotion: PromotionService,
     ) -> None:
         self._requests = requests
         self._control = control
+        self._promotion = promotion
         self._directory = directory
         self._queries = queries
         self._replies = replies
@@ -73,6 +77,8 @@ class CommandRouter:
             "cancel": self._cancel,
             "resume": self._resume,
             "rerun": self._rerun,
+            "promote": self._promote,
+            "official": self._official,
         }
 
     async def handle(self, command: SlashCommand) -> None:
@@ -164,6 +170,23 @@ class CommandRouter:
         )
         return None  # the new request's card in the channel is the answer
 
+    async def _promote(self, command: SlashCommand, args: str) -> str:
+        preview = await self._promotion.preview(_run_id(args, PROMOTE_USAGE), await self._viewer(command))
+        *first, last = promotion_text(preview)
+        for part in first:  # a long preview comes in parts, in order
+            await self._replies.ephemeral(command.response_url, part)
+        return last
+
+    async def _official(self, command: SlashCommand, args: str) -> str:
+        words = args.split()
+        if len(words) > 1:
+            raise UserInputError(f"expected at most one suite, got {len(words)} words", hint=OFFICIAL_USAGE)
+        suite = words[0] if words else None
+        *first, last = official_text(await self._promotion.official(suite), suite)
+        for part in first:
+            await self._replies.ephemeral(command.response_url, part)
+        return last
+
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())
 
@@ -176,6 +199,8 @@ USAGES = {
     "resume": RESUME_USAGE,
     "rerun": RERUN_USAGE,
     "audit": AUDIT_USAGE,
+    "promote": PROMOTE_USAGE,
+    "official": OFFICIAL_USAGE,
 }
 
 
