@@ -16,11 +16,16 @@ from bot.domain.clock import ManualClock
 from bot.playground import APPROVER, REQUESTER
 
 
-async def _finished_run(h: Harness) -> Path:
-    """Run #1 (`csb_sdlc_fix`, paired) approved and run to its end; its staging folder."""
+async def _approved_run(h: Harness) -> None:
+    """Run #1 (`csb_sdlc_fix`, paired) approved: queued."""
     card = await request_card(h)
     await h.driver.click_button(APPROVER, CHANNEL, card["ts"], "Approve")
     await h.deliver()
+
+
+async def _finished_run(h: Harness) -> Path:
+    """Run #1 approved and run to its end; its staging folder."""
+    await _approved_run(h)
     await h.run_lanes()
     (folder,) = (h.repo / "runs" / "staging").iterdir()
     return folder
@@ -54,9 +59,8 @@ async def test_promote_shows_gates_diff_and_destination_and_moves_nothing(
         assert (
             ":x: 6 tasks without task_metrics.json, and the checkout has no" in reply
         )  # the bench has no script
-        assert (
-            "0 added · 6 replaced · 0 kept" in reply
-        )  # the earlier run's trials are as old: the newer scan wins
+        # The earlier run's trials are as old (copies): the later scan wins, as generate_manifest.py's `>=`.
+        assert "0 added · 6 replaced · 0 kept" in reply
         assert (
             "`csb_sdlc_fix/mcp-remote-direct`: 3/3 passed (100.0%), mean reward 0.833 → 3/3 passed (100.0%)"
             in reply
@@ -68,8 +72,15 @@ async def test_promote_refuses_what_cannot_be_promoted(tmp_path: Path, db_url: s
     async with running_bot(tmp_path, csb_database_url=db_url) as h:
         assert "there is no run #99" in await _ask(h, "promote 99")
         assert "expected a run number" in await _ask(h, "promote seven")
-        folder = await _finished_run(h)
-        (h.repo / "runs" / "official").mkdir(parents=True)
+        await _approved_run(h)
+        assert "run #1 is queued: only a finished staging run can be promoted" in await _ask(h, "promote 1")
+        await h.run_lanes()
+        (folder,) = (h.repo / "runs" / "staging").iterdir()
+        (h.repo / "runs" / "official" / folder.name).mkdir(parents=True)  # promoted before, by hand
+        reply = await _ask(h, "promote 1")
+        assert f":x: `[FAIL] Already exists in official`: `runs/official/{folder.name}`" in reply
+        assert "*BLOCKED*" in reply
+        (h.repo / "runs" / "official" / folder.name).rmdir()
         (h.repo / "runs" / "official" / "MANIFEST.json").write_text("{not json")
         reply = await _ask(h, "promote 1")
         assert "*BLOCKED*" in reply and "MANIFEST.json is not valid JSON" in reply
