@@ -15,6 +15,7 @@ import pytest
 
 from bot.csb.promotion.destination import destination
 from bot.csb.promotion.gates import check_folder, check_gates
+from bot.csb.promotion.manifest_check import differences
 from bot.csb.promotion.manifest_diff import official_folders, promotion_diff
 from bot.csb.promotion.manifest_file import (
     ManifestUnreadable,
@@ -355,3 +356,31 @@ def test_f12_triage_as_read_triage_judges_it(tmp_path: Path) -> None:
     assert triage_problem(tmp_path) == "invalid_decision"
     (tmp_path / "triage.json").unlink()
     assert triage_problem(tmp_path) == "missing"
+
+
+def test_a_written_manifest_is_compared_with_the_diff_shown(tmp_path: Path) -> None:
+    official = _official(tmp_path)
+    staged = tmp_path / "runs" / "staging" / RUN
+    _trial(staged, BASELINE, "ccx-agentic-082__NeWeR01", "F1_baseline_pass",
+           verifier_result={"rewards": {"reward": 1.0}}, started_at="2026-03-09T00:00:00Z")  # fmt: skip
+    _trial(
+        staged,
+        MCP,
+        "mcp_ccx-agentic-082_ef3x9y__ZeRoTok",
+        "F5_zero_token",
+        task_name="mcp_ccx-agentic-082_ab1c2d",
+    )
+    diff = promotion_diff(official_folders(official), [(RUN, staged)])
+    assert [c.change for c in diff.tasks] == [EntryChange.REPLACED, EntryChange.KEPT]
+    shutil.move(staged, official / RUN)  # the promotion's move, then the bot's writer
+    manifest = build_manifest(scan(official_folders(official)), NOW)
+    assert differences(manifest, diff) == []
+
+    entry = manifest.runs[f"csb_org_org/{BASELINE}"]
+    entry.tasks["CCX-agentic-082"].reward = 0.5  # a MANIFEST that says otherwise
+    del manifest.runs[f"csb_org_org/{MCP}"].tasks["CCX-agentic-082"]
+    found = {(d.key, d.task, d.expected, d.found) for d in differences(manifest, diff)}
+    assert found == {
+        (f"csb_org_org/{BASELINE}", "CCX-agentic-082", "passed 1.0000", "passed 0.5000"),
+        (f"csb_org_org/{MCP}", "CCX-agentic-082", "passed 0.3984", "absent"),
+    }
