@@ -56,9 +56,11 @@ async def test_promote_shows_gates_diff_and_destination_and_moves_nothing(
         assert f"Goes to `runs/official/{folder.name}`" in reply
         assert ":white_check_mark: 0 critical issues found" in reply
         assert ":white_check_mark: 0 tasks missing result.json (6/6 have one)" in reply
+        # The example bench has no extract_task_metrics.py: its trials cannot get their task_metrics.json.
+        assert ":x: 6 tasks without task_metrics.json, and the checkout has no" in reply
         assert (
-            ":x: 6 tasks without task_metrics.json, and the checkout has no" in reply
-        )  # the bench has no script
+            "missing_task_metrics (FAIL): no task_metrics.json\n      … and 1 more" in reply
+        )  # 5 shown of 6
         # The earlier run's trials are as old (copies): the later scan wins, as generate_manifest.py's `>=`.
         assert "0 added · 6 replaced · 0 kept" in reply
         assert (

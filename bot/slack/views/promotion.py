@@ -69,6 +69,8 @@ def _folder_lines(folder: FolderPreview) -> list[str]:
                 f"      {code(flag.task_id, 80)} {flag.rule} ({flag.severity}): {shown(flag.message, 120)}"
                 for flag in gate.first
             ]
+            if gate.first and gate.count > len(gate.first):
+                lines.append(f"      … and {gate.count - len(gate.first)} more")
     if folder.quarantine:
         lines.append(
             f"Quarantine rule (`quarantine_invalid_tasks.py`, failed with 0 MCP calls) would set aside "
