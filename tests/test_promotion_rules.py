@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bot.csb.promotion import steps
 from bot.csb.promotion.destination import destination
 from bot.csb.promotion.gates import check_folder, check_gates
 from bot.csb.promotion.manifest_check import differences
@@ -26,6 +27,7 @@ from bot.csb.promotion.manifest_file import (
 )
 from bot.csb.promotion.manifest_scan import build_manifest, has_agent_output, normalise_task_name, scan
 from bot.csb.promotion.quarantine import candidates, trials_to_move
+from bot.csb.promotion.steps import Plan, Settled
 from bot.csb.promotion.triage import triage_problem, triage_record, write_triage
 from bot.domain.promotion import EntryChange, FlagSource, GateName
 
@@ -384,3 +386,110 @@ def test_a_written_manifest_is_compared_with_the_diff_shown(tmp_path: Path) -> N
         (f"csb_org_org/{BASELINE}", "CCX-agentic-082", "passed 1.0000", "passed 0.5000"),
         (f"csb_org_org/{MCP}", "CCX-agentic-082", "passed 0.3984", "absent"),
     }
+
+
+# -- The file steps and an interrupted promotion settled ----------------------------------------------
+
+
+def _plan(tmp_path: Path) -> tuple[Plan, Path]:
+    official = _official(tmp_path)
+    staged = tmp_path / "runs" / "staging" / RUN
+    _trial(
+        staged, BASELINE, "ccx-agentic-082__NeWeR01", "F1_baseline_pass", started_at="2026-03-09T00:00:00Z"
+    )
+    _trial(staged, BASELINE, "ccx-agentic-083__NeWeR02", "F1_baseline_pass", task_name="ccx-agentic-083")
+    _trial(staged, MCP, "mcp_ccx-agentic-083_ab1c2d__NeWeR03", "F2_mcp_pass",
+           task_name="mcp_ccx-agentic-083_ab1c2d", verifier_result={"rewards": {"reward": 0}})  # fmt: skip
+    chosen = candidates(staged)
+    assert [c.task for c in chosen] == ["CCX-agentic-083"]
+    plan = Plan(
+        source=staged,
+        target=official / RUN,
+        official_runs=official,
+        manifest=official / "MANIFEST.json",
+        quarantine=tuple(trials_to_move(staged, chosen)),
+        triage=triage_record(forced=False, reviewed_at=NOW, reviewers=["U1"]),
+        stamp="20260310T120000Z",
+    )
+    return plan, staged
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+STEPS = ("quarantine", "triage", "move", "regenerate")
+
+
+def _run(plan: Plan, count: int) -> None:
+    for name in STEPS[:count]:
+        if name == "quarantine":
+            steps.quarantine(plan)
+        elif name == "triage":
+            steps.triage(plan)
+        elif name == "move":
+            steps.move(plan)
+        else:
+            steps.regenerate(plan, NOW)
+
+
+def test_the_steps_promote_and_each_can_run_again(tmp_path: Path) -> None:
+    plan, staged = _plan(tmp_path)
+    _run(plan, 4)
+    _run(plan, 4)  # every step again: nothing is done twice, nothing fails
+    assert not staged.exists() and triage_problem(plan.target) is None
+    manifest = read_manifest(plan.manifest)
+    assert manifest is not None
+    assert manifest.runs[f"csb_org_org/{BASELINE}"].tasks["CCX-agentic-082"].reward == 0.4417
+    assert "CCX-agentic-083" not in manifest.runs[f"csb_org_org/{BASELINE}"].tasks  # quarantined, both lanes
+    archived = plan.official_runs / "archive" / "qa_needed" / "failed_zero_mcp_calls" / RUN
+    assert _tree(archived) == sorted(
+        [BASELINE, f"{BASELINE}/{BATCH}", MCP, f"{MCP}/{BATCH}"]
+        + [p for t in ("ccx-agentic-083__NeWeR02",) for p in _tree_of(archived, BASELINE, t)]
+        + [p for t in ("mcp_ccx-agentic-083_ab1c2d__NeWeR03",) for p in _tree_of(archived, MCP, t)]
+    )
+    assert (
+        plan.official_runs / "archive" / "qa_needed" / "quarantine_report_20260310T120000Z.json"
+    ).is_file()
+
+
+def _tree_of(root: Path, config: str, trial: str) -> list[str]:
+    folder = root / config / BATCH / trial
+    return [str(folder.relative_to(root)), *(str(p.relative_to(root)) for p in folder.rglob("*"))]
+
+
+@pytest.mark.parametrize("done", range(5))
+def test_an_interrupted_promotion_is_undone_before_the_move_and_finished_after(
+    tmp_path: Path, done: int
+) -> None:
+    """A crash after `done` steps (each step's own writes are a rename, or a file settle recognises)."""
+    plan, staged = _plan(tmp_path)
+    staging_before = _tree(staged)
+    _run(plan, done)
+    settled = steps.settle(plan, NOW)
+    if done < STEPS.index("move") + 1:
+        assert settled is Settled.UNDONE
+        assert _tree(staged) == staging_before and not plan.target.exists()
+        assert not (plan.official_runs / "archive").exists() or not any(
+            p.is_file() for p in (plan.official_runs / "archive").rglob("*")
+        )
+    else:
+        assert settled is Settled.FINISHED and not staged.exists()
+        manifest = read_manifest(plan.manifest)
+        assert manifest is not None
+        folders = build_manifest(scan(official_folders(plan.official_runs)), NOW)
+        assert manifest_json(manifest) == manifest_json(folders)  # the MANIFEST matches the folders
+        assert manifest.runs[f"csb_org_org/{BASELINE}"].tasks["CCX-agentic-082"].reward == 0.4417
+        assert RUN in {
+            run.run_dir for run in manifest.run_history[f"csb_org_org/{BASELINE}"]["CCX-agentic-082"].runs
+        }
+        assert "CCX-agentic-083" not in manifest.runs[f"csb_org_org/{BASELINE}"].tasks
+    again = steps.settle(plan, NOW)
+    assert again is settled  # settling twice changes nothing
+
+
+def test_a_run_in_neither_place_is_left_for_an_operator(tmp_path: Path) -> None:
+    plan, staged = _plan(tmp_path)
+    shutil.rmtree(staged)
+    assert steps.settle(plan, NOW) is Settled.LOST
+    assert not plan.manifest.exists()
