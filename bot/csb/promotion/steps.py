@@ -21,6 +21,7 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.promotion.manifest_diff import official_folders
 from bot.csb.promotion.manifest_file import write_manifest
 from bot.csb.promotion.manifest_scan import build_manifest, scan
@@ -100,9 +101,11 @@ def settle(plan: Plan, now: datetime) -> Settled:
             os.rename(dest, source)
     written = plan.source / TRIAGE
     try:
-        if json.loads(written.read_text(encoding="utf-8")) == plan.triage:
-            written.unlink()  # ours; a triage.json the run had before is left as it was
-    except (OSError, ValueError):
+        if read_json(written, MIB) == plan.triage:
+            written.unlink()  # ours; a triage.json with other content is not ours and is left
+    except FileNotFoundError:
+        pass
+    except (OSError, UnreadableJson):
         written.unlink(missing_ok=True)  # half written by the interrupted step: ours
     _report(plan).unlink(missing_ok=True)
     return Settled.UNDONE
