@@ -38,7 +38,8 @@ def promotion_diff(
     official = list(official)
     promoted = list(promoted)
     names = {name for name, _ in promoted}
-    before, after = scan(official), scan([*official, *promoted])
+    cache: dict[tuple[str, Path], Trial | None] = {}
+    before, after = scan(official, cache), scan([*official, *promoted], cache)
     return diff_scans(before, after, names)
 
 

@@ -108,10 +108,14 @@ class Scan:
     notes: list[str] = field(default_factory=list)
 
 
-def scan(run_dirs: Iterable[tuple[str, Path]]) -> Scan:
+def scan(
+    run_dirs: Iterable[tuple[str, Path]], cache: dict[tuple[str, Path], Trial | None] | None = None
+) -> Scan:
     """The scan over `(name, folder)` pairs (the name is what the folder is called in the official
-    tree: a run being promoted is scanned under its destination name before it moves)."""
+    tree: a run being promoted is scanned under its destination name before it moves). `cache` keeps
+    each trial read, for a second scan of the same folders (a diff scans the official tree twice)."""
     result = Scan()
+    cache = {} if cache is None else cache
     for name, folder in sorted(run_dirs, key=lambda item: item[0]):
         suite = suite_of(name)
         if skipped(name) or suite is None:
@@ -119,7 +123,10 @@ def scan(run_dirs: Iterable[tuple[str, Path]]) -> Scan:
         for config_dir in config_folders(folder):
             in_config: dict[str, Trial] = {}
             for trial_dir in manifest_trial_dirs(config_dir):
-                trial = read_trial(trial_dir, suite, config_dir.name, name, result.notes)
+                known = (name, trial_dir)
+                if known not in cache:
+                    cache[known] = read_trial(trial_dir, suite, config_dir.name, name, result.notes)
+                trial = cache[known]
                 if trial is None:
                     continue
                 in_config[trial.task] = trial  # latest sorted entry wins within a config folder
