@@ -4,6 +4,7 @@ stand-in, then the promotion dry run as Slack shows it, and its refusals; nothin
 from __future__ import annotations
 
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 from harness import CHANNEL, Harness, running_bot
@@ -12,8 +13,11 @@ from test_e2e_run import request_card
 from bot.csb.promotion.manifest_diff import official_folders
 from bot.csb.promotion.manifest_file import write_manifest
 from bot.csb.promotion.manifest_scan import build_manifest, scan
+from bot.csb.promotion.triage import triage_record, write_triage
 from bot.domain.clock import ManualClock
 from bot.playground import APPROVER, REQUESTER
+
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
 async def _approved_run(h: Harness) -> None:
@@ -107,6 +111,12 @@ async def test_official_lists_the_manifest_per_suite_and_config(tmp_path: Path, 
             official / "MANIFEST.json", build_manifest(scan(official_folders(official)), ManualClock().now())
         )
         reply = await _ask(h, "official")
+        assert f"last promoted: `{folder.name}`, no triage.json says who approved it" in reply
+        write_triage(
+            official / folder.name, triage_record(forced=False, reviewed_at=NOW, reviewers=[APPROVER])
+        )
+        reply = await _ask(h, "official")
+        assert f"last promoted: `{folder.name}`, approved by {APPROVER} at 2026-03-10T12:00:00+00:00" in reply
         assert "*Official results*" in reply and "`csb_sdlc_fix`" in reply
         assert "`baseline-local-direct`: 1/3 passed (33.3%), mean reward 0.333, 0 errored tasks" in reply
         assert "`mcp-remote-direct`: 3/3 passed (100.0%), mean reward 0.833" in reply

@@ -20,6 +20,7 @@ from bot.csb.promotion.manifest_check import differences
 from bot.csb.promotion.manifest_diff import official_folders, promotion_diff
 from bot.csb.promotion.manifest_file import (
     ManifestUnreadable,
+    latest_run_dir,
     manifest_json,
     parse_manifest,
     read_manifest,
@@ -28,7 +29,7 @@ from bot.csb.promotion.manifest_file import (
 from bot.csb.promotion.manifest_scan import build_manifest, has_agent_output, normalise_task_name, scan
 from bot.csb.promotion.quarantine import candidates, trials_to_move
 from bot.csb.promotion.steps import Plan, Settled
-from bot.csb.promotion.triage import triage_problem, triage_record, write_triage
+from bot.csb.promotion.triage import reviewed, triage_problem, triage_record, write_triage
 from bot.domain.promotion import EntryChange, FlagSource, GateName
 
 FIXTURES = Path(__file__).parent / "fixtures" / "csb"
@@ -257,6 +258,12 @@ def test_f10_is_read_and_written_in_the_same_shape(tmp_path: Path) -> None:
     )
 
 
+def test_the_last_promoted_run_of_a_key_is_the_newest_in_run_history() -> None:
+    manifest = parse_manifest(_json(FIXTURES / "MANIFEST_F10.json"))
+    assert latest_run_dir(manifest, "ccb_understand/mcp-remote-direct") == "understand_haiku_20260225_211346"
+    assert latest_run_dir(manifest, "ccb_build/baseline-local-direct") is None  # no history in the excerpt
+
+
 def test_the_bots_writer_makes_generate_manifests_entries(tmp_path: Path) -> None:
     official = _official(tmp_path)
     newer = official / RUN
@@ -348,8 +355,10 @@ def test_quarantine_sets_aside_failed_mcp_trials_without_mcp_calls_labelled_as_e
 
 
 def test_f12_triage_as_read_triage_judges_it(tmp_path: Path) -> None:
+    assert reviewed(tmp_path) is None
     write_triage(tmp_path, triage_record(forced=False, reviewed_at=NOW, reviewers=["U1", "U2"]))
     assert triage_problem(tmp_path) is None
+    assert reviewed(tmp_path) == ("U1, U2", "2026-03-10T12:00:00+00:00")
     assert _json(tmp_path / "triage.json")["reviewer"] == "U1, U2"
     f12 = {"decision": "include", "reason_code": "valid_full_run", "reviewed_at": "2026-03-10T12:00:00Z"}
     (tmp_path / "triage.json").write_text(json.dumps(f12))

@@ -40,7 +40,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
     "promote": "`/csb promote <run>` — CSB's promotion dry run of a finished staging run: its gates, the "
     "MANIFEST diff, quarantine candidates and destination (nothing is moved)",
-    "official": "`/csb official [suite]` — the official results in the MANIFEST, per suite and config",
+    "official": "`/csb official [suite]` — the official results in the MANIFEST, per suite and config, "
+    "and who approved the last promotion",
 }
 
 

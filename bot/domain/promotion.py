@@ -272,3 +272,6 @@ class OfficialLine(BaseModel):
     model: str
     timestamp: str
     figures: RunSummary
+    last_run_dir: str | None = None  # of the newest trial in run_history
+    reviewer: str | None = None  # from that folder's triage.json (CSB's record of who approved)
+    reviewed_at: str | None = None

@@ -75,6 +75,13 @@ class Manifest(_Open):
     run_history: dict[str, dict[str, TaskHistory]] = {}
 
 
+def latest_run_dir(manifest: Manifest, key: str) -> str | None:
+    """The run folder of the newest trial `run_history` holds for `<suite>/<config>` (the last promotion
+    that counted for it); None when the MANIFEST has no history for the key."""
+    runs = [run for task in manifest.run_history.get(key, {}).values() for run in task.runs]
+    return max(runs, key=lambda run: run.started_at).run_dir if runs else None
+
+
 class ManifestUnreadable(ValueError):
     """The MANIFEST cannot be used; the message says why, in words for the card."""
 

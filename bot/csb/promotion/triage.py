@@ -33,6 +33,17 @@ def write_triage(run_dir: Path, record: dict[str, Any]) -> None:
     (run_dir / TRIAGE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
+def reviewed(run_dir: Path) -> tuple[str, str] | None:
+    """`(reviewer, reviewed_at)` of a valid `include` triage.json; None without one."""
+    try:
+        data = read_json(run_dir / TRIAGE, 1024 * 1024)
+    except (OSError, UnreadableJson):
+        return None
+    if not isinstance(data, dict) or _problem(data) is not None or data["decision"] != "include":
+        return None
+    return str(data["reviewer"]), str(data["reviewed_at"])
+
+
 def triage_problem(run_dir: Path) -> str | None:
     """`read_triage`'s verdict: None when valid, else `missing | invalid_json | invalid_type |
     invalid_decision | missing_<field>`."""
@@ -44,6 +55,10 @@ def triage_problem(run_dir: Path) -> str | None:
         return "invalid_json"
     if not isinstance(data, dict):
         return "invalid_type"
+    return _problem(data)
+
+
+def _problem(data: dict[str, Any]) -> str | None:
     if data.get("decision") not in DECISIONS:
         return "invalid_decision"
     for name in FIELDS:

@@ -183,6 +183,13 @@ def official_text(lines: list[OfficialLine], suite: str | None) -> list[str]:
             f"{plural(line.figures.errored, 'errored task')} · {code(line.model)} · "
             f"{shown(line.timestamp or 'no timestamp')}"
         )
+        if line.last_run_dir:
+            review = (
+                f"approved by {shown(line.reviewer, 120)} at {shown(line.reviewed_at or '', 60)} (triage)"
+                if line.reviewer
+                else "no triage.json says who approved it"
+            )
+            out.append(f"            last promoted: {code(line.last_run_dir)}, {review}")
     if not lines:
         out.append("The MANIFEST lists no official runs.")
     return chunk_lines(out)
