@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness import CHANNEL, Harness, running_bot
-from test_e2e_run import request_card
+from test_e2e_run import card_text, request_card
 
 from bot.csb.promotion.manifest_diff import official_folders
 from bot.csb.promotion.manifest_file import write_manifest
@@ -121,3 +121,29 @@ async def test_official_lists_the_manifest_per_suite_and_config(tmp_path: Path, 
         assert "`baseline-local-direct`: 1/3 passed (33.3%), mean reward 0.333, 0 errored tasks" in reply
         assert "`mcp-remote-direct`: 3/3 passed (100.0%), mean reward 0.833" in reply
         assert "the MANIFEST has no suite `nope`" in await _ask(h, "official nope")
+
+
+async def test_app_home_reads_the_same_manifest(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+        await h.driver.app_home_opened(REQUESTER)
+        await h.deliver()
+        assert "No MANIFEST yet: nothing has been promoted." in card_text(h.standin.home(REQUESTER) or {})
+        folder = await _finished_run(h)
+        official = h.repo / "runs" / "official"
+        shutil.copytree(folder, official / folder.name)
+        write_triage(
+            official / folder.name, triage_record(forced=False, reviewed_at=NOW, reviewers=[APPROVER])
+        )
+        write_manifest(official / "MANIFEST.json", build_manifest(scan(official_folders(official)), NOW))
+        await h.driver.app_home_opened(REQUESTER)
+        await h.deliver()
+        home = card_text(h.standin.home(REQUESTER) or {})
+        assert "*Official results* (runs/official/MANIFEST.json)" in home
+        mcp = "`csb_sdlc_fix/mcp-remote-direct`: 3/3 passed (100.0%), mean reward 0.833"
+        assert f"{mcp} · approved by {APPROVER}" in home
+        (official / "MANIFEST.json").write_text("[]")
+        await h.driver.app_home_opened(REQUESTER)
+        await h.deliver()
+        assert ":x: MANIFEST.json is not in generate_manifest.py's shape" in card_text(
+            h.standin.home(REQUESTER) or {}
+        )

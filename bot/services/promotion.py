@@ -17,10 +17,10 @@ from bot.csb.paths import RUNS_DIR, inside
 from bot.csb.promotion.destination import destination
 from bot.csb.promotion.gates import check_folder, check_gates
 from bot.csb.promotion.layout import MANIFEST_NAME, OFFICIAL, STAGING, official_runs_dir
-from bot.csb.promotion.manifest_diff import official_folders, promotion_diff, summary_of
-from bot.csb.promotion.manifest_file import Manifest, ManifestUnreadable, latest_run_dir, read_manifest
+from bot.csb.promotion.manifest_diff import official_folders, promotion_diff
+from bot.csb.promotion.manifest_file import ManifestUnreadable, read_manifest
+from bot.csb.promotion.official import MANIFEST_PATH, official_lines
 from bot.csb.promotion.quarantine import candidates
-from bot.csb.promotion.triage import reviewed
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.policy import PolicyConfig, may_see
@@ -120,53 +120,20 @@ class PromotionService:
 
     async def official(self, suite: str | None) -> list[OfficialLine]:
         """The MANIFEST's official results per suite and config; UserInputError for an unknown suite."""
-        manifest, lines = await asyncio.to_thread(self._official_lines, suite)
+        try:
+            every = await asyncio.to_thread(official_lines, self._repo)
+        except ManifestUnreadable as exc:
+            raise UserInputError(str(exc)) from None
+        if every is None:
+            raise UserInputError(f"there is no `{MANIFEST_PATH}` in the CSB checkout yet")
+        lines = [line for line in every if suite is None or line.suite == suite]
         if suite is not None and not lines:
-            known = sorted({key.partition("/")[0] for key in manifest.runs})
+            known = sorted({line.suite for line in every})
             raise UserInputError(
                 f"the MANIFEST has no suite `{suite}`; it has: {', '.join(known) or 'none'}",
                 hint=OFFICIAL_USAGE,
             )
         return lines
-
-    def _official_lines(self, suite: str | None) -> tuple[Manifest, list[OfficialLine]]:
-        manifest = self._read_manifest()
-        runs_dir = official_runs_dir(self._repo)
-        lines = []
-        for key, entry in sorted(manifest.runs.items()):
-            key_suite, _, config = key.partition("/")
-            if suite is not None and key_suite != suite:
-                continue
-            last = latest_run_dir(manifest, key)
-            review = None
-            if last is not None:
-                try:  # a name from the MANIFEST: it must name a folder of the official tree
-                    review = reviewed(inside(runs_dir, runs_dir / last))
-                except InfraError:
-                    review = None
-            lines.append(
-                OfficialLine(
-                    suite=key_suite,
-                    config=config,
-                    model=entry.model,
-                    timestamp=entry.timestamp,
-                    figures=summary_of(entry),
-                    last_run_dir=last,
-                    reviewer=review[0] if review else None,
-                    reviewed_at=review[1] if review else None,
-                )
-            )
-        return manifest, lines
-
-    def _read_manifest(self) -> Manifest:
-        path = self._repo / OFFICIAL / MANIFEST_NAME
-        try:
-            manifest = read_manifest(path)
-        except ManifestUnreadable as exc:
-            raise UserInputError(str(exc)) from None
-        if manifest is None:
-            raise UserInputError(f"there is no `{OFFICIAL}/{MANIFEST_NAME}` in the CSB checkout yet")
-        return manifest
 
 
 def tree_digest(folders: list[Path], manifest: Path) -> str:

@@ -6,6 +6,10 @@ MANIFEST, quarantine_invalid_tasks.py's rule), in that tool's own vocabulary.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
+
 from bot.domain.promotion import (
     ConfigFlags,
     EntryChange,
@@ -21,7 +25,7 @@ from bot.domain.promotion import (
     TaskChange,
 )
 from bot.domain.words import plural
-from bot.slack.views.format import chunk_lines, code, shown
+from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, shown
 
 _REFUSALS = {
     FolderRefusal.OUT_OF_RUNS: "it leads out of the checkout's `runs/`",
@@ -193,3 +197,31 @@ def official_text(lines: list[OfficialLine], suite: str | None) -> list[str]:
     if not lines:
         out.append("The MANIFEST lists no official runs.")
     return chunk_lines(out)
+
+
+HOME_TITLE = "*Official results* (runs/official/MANIFEST.json)"
+
+
+def manifest_blocks(lines: Sequence[OfficialLine] | None, problem: str | None) -> list[Block]:
+    """App Home's section of the MANIFEST: one line per suite and config, as many as fit one section."""
+    if problem:
+        text = f"{HOME_TITLE}\n:x: {shown(problem)}"
+    elif lines is None:
+        text = f"{HOME_TITLE}\nNo MANIFEST yet: nothing has been promoted."
+    elif not lines:
+        text = f"{HOME_TITLE}\nThe MANIFEST lists no official runs."
+    else:
+        rows = [_home_line(line) for line in lines]
+        kept: list[str] = []
+        for index, row in enumerate(rows):
+            if len(HOME_TITLE) + sum(len(k) + 1 for k in kept) + len(row) + 60 > SECTION_LIMIT:
+                kept.append(f"… and {len(rows) - index} more: `/csb official`")
+                break
+            kept.append(row)
+        text = "\n".join([HOME_TITLE, *kept])
+    return [SectionBlock(text=MarkdownTextObject(text=text))]
+
+
+def _home_line(line: OfficialLine) -> str:
+    by = f" · approved by {shown(line.reviewer, 80)}" if line.reviewer else ""
+    return f"• {code(f'{line.suite}/{line.config}', 100)}: {_figures(line.figures)}{by}"
