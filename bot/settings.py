@@ -27,6 +27,7 @@ from bot.csb.child_env import ChildEnvConfig, child_environ
 from bot.csb.harbor_run import LaunchConfig
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
+from bot.domain.promotion import PromoteConfig
 from bot.executors.base import ExecutorSettings
 from bot.executors.registry import (
     EXECUTORS,
@@ -151,6 +152,7 @@ class BotConfig(BaseModel):
     server: ServerConfig = ServerConfig()
     policy: PolicyConfig = PolicyConfig()
     child_env: ChildEnvConfig = ChildEnvConfig()
+    promote: PromoteConfig = PromoteConfig()
 
 
 class DatabaseSettings(BaseSettings):

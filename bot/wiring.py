@@ -19,6 +19,7 @@ from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.home import HomeService
+from bot.services.promotion import PromotionService
 from bot.services.queries import QueryService
 from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
@@ -142,7 +143,10 @@ def build_bot(
     directory = Directory(client, config.policy, clock)
     queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
-    router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
+    promotion = PromotionService(store, repo, config.policy, config.promote, clock)
+    router = CommandRouter(
+        requests, queries, replies, directory, launch=launch, control=control, promotion=promotion
+    )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()

@@ -11,6 +11,7 @@ from store_reads import request_count
 from test_e2e_run import card_text, labels, request_card
 from test_run_control import MERGE, PAGE, SLUG, STAGING_APPROVER_ONLY, bot, script
 
+from bot.domain.command_line import SUBCOMMANDS
 from bot.domain.mrkdwn import escape
 from bot.domain.slack_limits import MAX_SECTION_TEXT
 from bot.playground import APPROVER, OUTSIDER, REQUESTER
@@ -37,7 +38,7 @@ async def test_help_lists_the_subcommands(tmp_path: Path, db_url: str) -> None:
         await h.driver.slash_command(REQUESTER, "help")
         await h.deliver()
         (text,) = h.ephemeral_texts(REQUESTER)
-        for name in ("run", "help", "suites", "status", "cancel", "resume", "rerun", "audit", "accounts"):
+        for name in SUBCOMMANDS:
             assert f"/csb {name}" in text
 
 

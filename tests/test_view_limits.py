@@ -8,6 +8,7 @@ the Slack stand-in applies) and slack_sdk's own validation, which raises when a 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from bot.csb.harbor_run import LaunchConfig
 from bot.csb.preflight import AccountHealth, AccountStatus
 from bot.domain.mrkdwn import clip, escape
 from bot.domain.outcome import LaneStatus
+from bot.domain.promotion import OfficialLine, RunSummary
 from bot.domain.reason import LaneReason
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
@@ -223,8 +225,16 @@ def test_home_tab_fits_slack_with_many_long_items() -> None:
         lanes_running=8,
         slots=8,
         official=[HomeResult(i, HOSTILE, MODEL, "1/3 passed", "2/3 passed") for i in range(40)],
-    )
+        manifest=[
+            OfficialLine(
+                suite=HOSTILE, config=HOSTILE, model=MODEL, timestamp=HOSTILE,
+                figures=RunSummary(task_count=9, passed=3), reviewer=HOSTILE * 5,
+            )
+            for _ in range(300)
+        ],
+    )  # fmt: skip
     assert_view_fits(home_tab(home))
+    assert_view_fits(home_tab(replace(home, manifest=None, manifest_problem=HOSTILE * 50)))
 
 
 def test_modals_fit_slack_with_long_values() -> None:

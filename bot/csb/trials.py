@@ -40,3 +40,14 @@ def trial_task_parts(task_folder: str) -> frozenset[str]:
 def is_trial_of(name: str, task_folder: str) -> bool:
     """Whether the folder `name` is a trial Harbor started from this task folder (or one sharing its cut)."""
     return trial_task_part(name) in trial_task_parts(task_folder)
+
+
+def csb_task_folder(name: str) -> bool:
+    """CSB's scripts' own, looser rule (`promote_run.py`'s `find_task_dirs`, `generate_manifest.py`'s scan):
+    any folder whose name holds `__` is a task folder, whatever follows it."""
+    return "__" in name
+
+
+def csb_task_name(name: str) -> str:
+    """CSB's fallback task name for a trial folder (none in result.json): the name before its last `__`."""
+    return name.rpartition("__")[0] or name

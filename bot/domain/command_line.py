@@ -138,6 +138,8 @@ CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
 RESUME_USAGE = "/csb resume <run>"
 AUDIT_USAGE = "/csb audit <run>"
 RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout|<fingerprint>,…|invalid]"
+PROMOTE_USAGE = "/csb promote <run number>"
+OFFICIAL_USAGE = "/csb official [suite]"
 DRAIN_FLAG = "--drain"  # `/csb cancel`: start no more lanes, let the running ones end
 ONLY_FLAG = "--only"  # `/csb rerun`: which lanes' tasks to run again
 INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
@@ -168,6 +170,8 @@ GRAMMAR: tuple[Subcommand, ...] = (  # in the order `/csb help` lists them
     Subcommand("rerun", RERUN_USAGE, synopsis="/csb rerun <run> [--only …]"),
     Subcommand("audit", AUDIT_USAGE),
     Subcommand("accounts", "/csb accounts"),
+    Subcommand("promote", PROMOTE_USAGE),
+    Subcommand("official", OFFICIAL_USAGE),
 )
 SUBCOMMANDS: tuple[str, ...] = tuple(sub.name for sub in GRAMMAR)
 _BY_NAME: dict[str, Subcommand] = {sub.name: sub for sub in GRAMMAR}

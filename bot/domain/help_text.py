@@ -39,6 +39,10 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
     "audit": "who asked for, approved and cancelled what, and when",
     "accounts": "the Claude accounts lanes run under, and their health",
+    "promote": "CSB's promotion dry run of a finished staging run: its gates, the MANIFEST diff, "
+    "quarantine candidates and destination (nothing is moved)",
+    "official": "the official results in the MANIFEST, per suite and config, and who approved the last "
+    "promotion",
 }
 
 

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from bot.csb.harbor_run import LaunchConfig
 from bot.domain.command_line import (
     AUDIT_USAGE,
+    OFFICIAL_USAGE,
+    PROMOTE_USAGE,
     STATUS_USAGE,
     is_usage,
     parse_command,
@@ -18,6 +20,7 @@ from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
+from bot.services.promotion import PromotionService
 from bot.services.queries import QueryService, Viewer
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
@@ -26,6 +29,7 @@ from bot.slack.errors import answering, describe
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.payloads import SlashCommand
 from bot.slack.views.events import event_text
+from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
     accounts_text,
     audit_text,
@@ -53,9 +57,11 @@ class CommandRouter:
         *,
         launch: LaunchConfig,
         control: RunControlService,
+        promotion: PromotionService,
     ) -> None:
         self._requests = requests
         self._control = control
+        self._promotion = promotion
         self._directory = directory
         self._queries = queries
         self._replies = replies
@@ -70,6 +76,8 @@ class CommandRouter:
             "cancel": self._cancel,
             "resume": self._resume,
             "rerun": self._rerun,
+            "promote": self._promote,
+            "official": self._official,
         }
 
     async def handle(self, command: SlashCommand) -> None:
@@ -160,6 +168,23 @@ class CommandRouter:
             invalid=parsed.invalid,
         )
         return None  # the new request's card in the channel is the answer
+
+    async def _promote(self, command: SlashCommand, args: str) -> str:
+        preview = await self._promotion.preview(_run_id(args, PROMOTE_USAGE), await self._viewer(command))
+        *first, last = promotion_text(preview)
+        for part in first:  # a long preview comes in parts, in order
+            await self._replies.ephemeral(command.response_url, part)
+        return last
+
+    async def _official(self, command: SlashCommand, args: str) -> str:
+        words = args.split()
+        if len(words) > 1:
+            raise UserInputError(f"expected at most one suite, got {len(words)} words", hint=OFFICIAL_USAGE)
+        suite = words[0] if words else None
+        *first, last = official_text(await self._promotion.official(suite), suite)
+        for part in first:
+            await self._replies.ephemeral(command.response_url, part)
+        return last
 
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())

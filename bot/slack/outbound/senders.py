@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -16,9 +17,12 @@ from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.csb.promotion.manifest_file import ManifestUnreadable
+from bot.csb.promotion.official import official_lines
 from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
+from bot.domain.promotion import OfficialLine
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
 from bot.slack.outbound import render
 from bot.slack.outbound.followups import Followups
@@ -117,9 +121,20 @@ class Senders:
             async with self._store.read() as session:
                 user = outbox_keys.home_user(item.target)
                 users = await homes.viewers(session) if user is None else [user]
-                views = [(u, home_tab(await load_home(session, u, self._policy, now))) for u in users]
+                tabs = [await load_home(session, u, self._policy, now) for u in users]
+            manifest, problem = await self._official()
+            views = [
+                (h.user_id, home_tab(replace(h, manifest=manifest, manifest_problem=problem))) for h in tabs
+            ]
             for user_id, view in views:
                 await self._client.views_publish(user_id=user_id, view=view)
+
+    async def _official(self) -> tuple[list[OfficialLine] | None, str | None]:
+        """The MANIFEST's lines for App Home (read in a thread), or what is wrong with it."""
+        try:
+            return await asyncio.to_thread(official_lines, self._repo), None
+        except ManifestUnreadable as exc:
+            return None, str(exc)
 
     # -- thread replies ----------------------------------------------------------------------------------
 

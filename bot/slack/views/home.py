@@ -17,11 +17,13 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.domain.promotion import OfficialLine
 from bot.domain.slack_limits import MAX_VIEW_BLOCKS
 from bot.domain.words import plural
 from bot.slack.ids import ActionId
 from bot.slack.inbound.payloads import decision_value
 from bot.slack.views.format import SECTION_LIMIT, clip, code, user
+from bot.slack.views.promotion import manifest_blocks
 from bot.slack.views.run_card import progress_bar
 
 
@@ -63,6 +65,9 @@ class HomeView:
     slots: int | None
     official: Sequence[HomeResult]
     set_aside: int | None = None  # outbox rows given up; shown to admins only
+    # runs/official/MANIFEST.json as `/csb official` reads it: None when there is none; its problem, if any
+    manifest: Sequence[OfficialLine] | None = None
+    manifest_problem: str | None = None
 
 
 def home_tab(home: HomeView) -> View:
@@ -71,6 +76,7 @@ def home_tab(home: HomeView) -> View:
     blocks += [DividerBlock(), *_my_runs(home.my_runs)]
     blocks += [DividerBlock(), _queue(home)]
     blocks += [DividerBlock(), *_official(home.official)]
+    blocks += manifest_blocks(home.manifest, home.manifest_problem)
     blocks += [] if home.set_aside is None else [_section(f"*Messages set aside*: {home.set_aside}")]
     return View(type="home", blocks=blocks[:MAX_VIEW_BLOCKS])
 
