@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from bot.csb.command import run_folder_names
+from bot.csb.harbor_run import run_folder_names
 from bot.csb.paths import RUNS_DIR, inside
 from bot.csb.promotion.destination import destination
 from bot.csb.promotion.gates import check_folder, check_gates
