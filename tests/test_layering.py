@@ -246,6 +246,10 @@ SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"playground/payloads.py", "slack/inbound/payloads.py"}),
         "Slack's payloads from both ends: the stand-in builds them as Slack does, the bot reads them",
     ),
+    "promotion.py": (
+        frozenset({"domain/promotion.py", "services/promotion.py", "slack/views/promotion.py"}),
+        "a promotion to official: its typed findings, the service that gathers them, their words",
+    ),
     "registry.py": (
         frozenset({"executors/registry.py", "probes/registry.py"}),
         "the one list of the folder's members: executors by kind, probes in order",
