@@ -18,6 +18,7 @@ from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
+from bot.services.compare import CompareService
 from bot.services.home import HomeService
 from bot.services.queries import QueryService
 from bot.services.replays import ReplayGuard
@@ -142,7 +143,10 @@ def build_bot(
     directory = Directory(client, config.policy, clock)
     queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
-    router = CommandRouter(requests, queries, replies, directory, launch=launch, control=control)
+    compare = CompareService(store, repo)
+    router = CommandRouter(
+        requests, queries, replies, directory, launch=launch, control=control, compare=compare
+    )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()

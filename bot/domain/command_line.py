@@ -34,6 +34,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "rerun",
     "audit",
     "accounts",
+    "compare",
+    "runs",
 )
 COMMAND_USAGE = "/csb <subcommand> [arguments]"
 

@@ -38,6 +38,10 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
     "audit": "`/csb audit <run>` — who asked for, approved and cancelled what, and when",
     "accounts": "`/csb accounts` — the Claude accounts lanes run under, and their health",
+    "compare": "`/csb compare <run|official> <run|official> [--lane baseline|mcp|both]` — A − B task by "
+    "task: pass rates with 95 % intervals, McNemar, mean reward, cost; regressions, fixes, new errors",
+    "runs": "`/csb runs [--suite S] [--model M] [--last N]` — finished runs, newest first, with their "
+    "numbers",
 }
 
 

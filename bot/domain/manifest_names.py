@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 _COPY_SUFFIX = re.compile(r"_[A-Za-z0-9]{6}$")
-_INSTANCE = "instance_"
+# The organisation part ends at the first dash; one that already ends in a double underscore is left
+# alone, so the key of a key is itself (the bot's choice: CSB's keys come from raw trial names).
+_INSTANCE = re.compile(r"^instance_((?:(?!__)[^-])+)-")
 
 
 def manifest_task_key(name: str) -> str:
@@ -19,8 +21,4 @@ def manifest_task_key(name: str) -> str:
     name = name.removeprefix("sgonly_")
     if name.startswith("ccx-"):
         name = "CCX-" + name[len("ccx-") :]
-    if name.startswith(_INSTANCE) and "__" not in name:
-        head, dash, tail = name[len(_INSTANCE) :].partition("-")
-        if dash:
-            name = f"{_INSTANCE}{head}__{tail}"
-    return name
+    return _INSTANCE.sub(r"instance_\1__", name, count=1)

@@ -10,6 +10,8 @@ from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_com
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
+from bot.services.compare import CompareService
+from bot.services.compare_args import COMPARE_USAGE, RUNS_USAGE, parse_compare_args, parse_runs_args
 from bot.services.control_args import (
     AUDIT_USAGE,
     CANCEL_USAGE,
@@ -28,6 +30,7 @@ from bot.services.run_control import RunControlService
 from bot.slack.directory import Directory
 from bot.slack.errors import answering, describe
 from bot.slack.payloads import SlashCommand
+from bot.slack.views.compare import compare_text, runs_text
 from bot.slack.views.events import event_text
 from bot.slack.views.replies import (
     accounts_text,
@@ -56,6 +59,7 @@ class CommandRouter:
         *,
         launch: LaunchConfig,
         control: RunControlService,
+        compare: CompareService,
     ) -> None:
         self._requests = requests
         self._control = control
@@ -63,6 +67,7 @@ class CommandRouter:
         self._queries = queries
         self._replies = replies
         self._launch = launch
+        self._compare = compare
         self._handlers: dict[str, Handler] = {
             "help": self._help,
             "run": self._run,
@@ -73,6 +78,8 @@ class CommandRouter:
             "cancel": self._cancel,
             "resume": self._resume,
             "rerun": self._rerun,
+            "compare": self._compare_runs,
+            "runs": self._runs,
         }
 
     async def handle(self, command: SlashCommand) -> None:
@@ -167,6 +174,12 @@ class CommandRouter:
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())
 
+    async def _compare_runs(self, _command: SlashCommand, args: str) -> str:
+        return compare_text(await self._compare.compare(parse_compare_args(args)))
+
+    async def _runs(self, _command: SlashCommand, args: str) -> str:
+        return runs_text(await self._compare.runs(parse_runs_args(args)))
+
 
 USAGES = {
     "run": USAGE,
@@ -176,6 +189,8 @@ USAGES = {
     "resume": RESUME_USAGE,
     "rerun": RERUN_USAGE,
     "audit": AUDIT_USAGE,
+    "compare": COMPARE_USAGE,
+    "runs": RUNS_USAGE,
 }
 
 
