@@ -20,6 +20,7 @@ from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
+from bot.services.compare import official_comparison, run_side
 from bot.slack import render
 from bot.slack.followups import Followups
 from bot.slack.home_loader import load_home
@@ -27,9 +28,11 @@ from bot.slack.pacing import UpdatePacer, Wait
 from bot.slack.posting import Poster
 from bot.slack.report_loader import build_report_view
 from bot.slack.views import approval_card, card_fallback_text
+from bot.slack.views.charts import report_chart_csv, report_charts
+from bot.slack.views.compare import versus_official_line
 from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
-from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
+from bot.slack.views.report import ReportView, paired_report, report_dm, rerun_button, thread_url
 from bot.slack.views.report_csv import csv_filename, report_csv
 from bot.slack.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.store import homes, requests, runs
@@ -50,6 +53,8 @@ class Senders:
         pacer: UpdatePacer,
         poster: Poster,
         followups: Followups,
+        *,
+        alpha: float = 0.05,
     ) -> None:
         self._store = store
         self._client = client
@@ -59,6 +64,7 @@ class Senders:
         self._pacer = pacer
         self._poster = poster
         self._followups = followups
+        self._alpha = alpha
         self._by_kind: dict[OutboxKind, Callable[[OutboxItem], Awaitable[None]]] = {
             OutboxKind.CARD: self._card,
             OutboxKind.STATUS: self._card,  # the card is the run's status card
@@ -135,8 +141,12 @@ class Senders:
         assert run is not None
         view = await asyncio.to_thread(build_report_view, run, request, lanes)
         message = await asyncio.to_thread(paired_report, view)
-        blocks = [*message.blocks, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
-        await self._poster.post(item, request.channel_id, thread_ts, message.text, blocks, broadcast=True)
+        versus = await asyncio.to_thread(official_comparison, self._repo, run_side(run, request, lanes))
+        line = versus_official_line(versus, self._alpha) if versus else None
+        extra = [SectionBlock(text=MarkdownTextObject(text=line))] if line else []
+        blocks = [*message.blocks, *extra, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
+        text = f"{message.text}\n{line}" if line else message.text
+        await self._poster.post(item, request.channel_id, thread_ts, text, blocks, broadcast=True)
         if message.csv_needed:
             await self._client.files_upload_v2(
                 channel=request.channel_id,
@@ -145,7 +155,22 @@ class Senders:
                 filename=csv_filename(view),
                 title=f"Run #{run.id}: every task",
             )
+        await self._charts(request.channel_id, thread_ts, view)
         await self._followups.queue_dm(request, message.text)
+
+    async def _charts(self, channel: str, thread_ts: str, view: ReportView) -> None:
+        """The report's charts, drawn in a worker thread, with the numbers they are drawn from as CSV."""
+        charts = await asyncio.to_thread(report_charts, view.run_id, view.pairs)
+        if not charts:
+            return
+        uploads = [
+            {"file": c.png, "filename": c.filename, "title": c.title, "alt_txt": c.alt_text} for c in charts
+        ]
+        numbers = await asyncio.to_thread(report_chart_csv, view.pairs)
+        uploads.append(
+            {"content": numbers, "filename": f"run-{view.run_id}-chart-data.csv", "title": "Chart data"}
+        )
+        await self._client.files_upload_v2(channel=channel, thread_ts=thread_ts, file_uploads=uploads)
 
     async def _notice(self, item: OutboxItem) -> None:
         request = await self._request_of(item)
