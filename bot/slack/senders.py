@@ -22,6 +22,7 @@ from bot.domain.policy import PolicyConfig
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
 from bot.services.compare import official_comparison, run_side
 from bot.slack import render
+from bot.slack.drawing import in_worker
 from bot.slack.followups import Followups
 from bot.slack.home_loader import load_home
 from bot.slack.pacing import UpdatePacer, Wait
@@ -141,7 +142,7 @@ class Senders:
         assert run is not None
         view = await asyncio.to_thread(build_report_view, run, request, lanes)
         message = await asyncio.to_thread(paired_report, view)
-        versus = await asyncio.to_thread(official_comparison, self._repo, run_side(run, request, lanes))
+        versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes))
         line = versus_official_line(versus, self._alpha) if versus else None
         extra = [SectionBlock(text=MarkdownTextObject(text=line))] if line else []
         blocks = [*message.blocks, *extra, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
@@ -159,8 +160,8 @@ class Senders:
         await self._followups.queue_dm(request, message.text)
 
     async def _charts(self, channel: str, thread_ts: str, view: ReportView) -> None:
-        """The report's charts, drawn in a worker thread, with the numbers they are drawn from as CSV."""
-        charts = await asyncio.to_thread(report_charts, view.run_id, view.pairs)
+        """The report's charts, drawn in a worker process, with the numbers they are drawn from as CSV."""
+        charts = await in_worker(report_charts, view.run_id, list(view.pairs))
         if not charts:
             return
         uploads = [
