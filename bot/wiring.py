@@ -145,7 +145,7 @@ def build_bot(
     control = RunControlService(store, config.policy, clock, requests, repo)
     compare = CompareService(store, repo)
     router = CommandRouter(
-        requests, queries, replies, directory, launch=launch, control=control, compare=compare
+        requests, queries, replies, directory, launch=launch, control=control, compare=compare, client=client
     )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)

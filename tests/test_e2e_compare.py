@@ -87,6 +87,10 @@ async def test_report_line_against_official_charts_and_compare(tmp_path: Path) -
         assert "`pagination-offset-fix-001` (baseline-local-direct)" in compared
         assert "Differs: config" not in compared and "agent `agents.claude_baseline_agent" in compared
         assert "1/3 vs 3/3 passed, -66.7 pts" in compared  # the baseline lane, csb_sdlc_fix
+        (chart,) = [f for f in h.standin.files.shared() if f.filename == "comparison.png"]
+        assert chart.channel == CHANNEL and chart.thread_ts is None and chart.content is not None
+        assert png_size(chart.content) == (960, 540)
+        assert "baseline-local-direct csb_sdlc_fix: -66.7 points" in chart.extra["alt_txt"]
         by_role = await ask(h, "compare official 1 --lane mcp")
         assert "*mcp*" in by_role and "Regressions" not in by_role
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
 from bot.csb.command import LaunchConfig
 from bot.domain.command_line import COMMAND_USAGE, SUBCOMMANDS, USAGE, parse_command, parse_run_args
 from bot.domain.errors import UserInputError
@@ -27,10 +30,13 @@ from bot.services.queries import QueryService, Viewer
 from bot.services.replies import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.slack.delivery import slack_error
 from bot.slack.directory import Directory
+from bot.slack.drawing import in_worker
 from bot.slack.errors import answering, describe
 from bot.slack.payloads import SlashCommand
-from bot.slack.views.compare import compare_text, runs_text
+from bot.slack.views.charts import comparison_chart, comparison_chart_csv
+from bot.slack.views.compare import chart_comment, chart_not_posted, compare_text, runs_text, side_name
 from bot.slack.views.events import event_text
 from bot.slack.views.replies import (
     accounts_text,
@@ -60,6 +66,7 @@ class CommandRouter:
         launch: LaunchConfig,
         control: RunControlService,
         compare: CompareService,
+        client: AsyncWebClient | None = None,
     ) -> None:
         self._requests = requests
         self._control = control
@@ -68,6 +75,7 @@ class CommandRouter:
         self._replies = replies
         self._launch = launch
         self._compare = compare
+        self._client = client  # uploads the comparison's chart in the channel
         self._handlers: dict[str, Handler] = {
             "help": self._help,
             "run": self._run,
@@ -174,8 +182,35 @@ class CommandRouter:
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())
 
-    async def _compare_runs(self, _command: SlashCommand, args: str) -> str:
-        return compare_text(await self._compare.compare(parse_compare_args(args)))
+    async def _compare_runs(self, command: SlashCommand, args: str) -> str | None:
+        """The comparison as a reply, then its chart (drawn in the drawing process) in the channel."""
+        result = await self._compare.compare(parse_compare_args(args))
+        await self._replies.ephemeral(command.response_url, compare_text(result))
+        a, b = side_name(result.a), side_name(result.b)
+        chart = await in_worker(comparison_chart, result, a, b)
+        if chart is None or self._client is None:
+            return None
+        try:
+            await self._client.files_upload_v2(
+                channel=command.channel_id,
+                file_uploads=[
+                    {
+                        "file": chart.png,
+                        "filename": chart.filename,
+                        "title": chart.title,
+                        "alt_txt": chart.alt_text,
+                    },
+                    {
+                        "content": comparison_chart_csv(result),
+                        "filename": "comparison.csv",
+                        "title": "Chart data",
+                    },
+                ],
+                initial_comment=chart_comment(command.user_id, a, b),
+            )
+        except SlackApiError as exc:
+            return chart_not_posted(slack_error(exc)[0])
+        return None
 
     async def _runs(self, _command: SlashCommand, args: str) -> str:
         return runs_text(await self._compare.runs(parse_runs_args(args)))

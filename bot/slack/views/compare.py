@@ -43,6 +43,14 @@ def compare_text(result: Comparison) -> str:
     return clip("\n".join(lines), MESSAGE_TEXT_LIMIT)
 
 
+def chart_comment(user_id: str, a: str, b: str) -> str:
+    return f"<@{user_id}> compared {a} with {b}: the difference per suite, A − B, with 95 % intervals."
+
+
+def chart_not_posted(error: str) -> str:
+    return f"The comparison's chart was not posted in this channel (Slack answered `{shown(error, 80)}`)."
+
+
 def versus_official_line(result: Comparison, alpha: float) -> str:
     """The report's line: "vs official: −4.2 pts, 3 regressions", the regressions, ⚠ when significant."""
     stats = result.overall
