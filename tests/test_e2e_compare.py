@@ -66,6 +66,11 @@ async def test_report_line_against_official_charts_and_compare(tmp_path: Path) -
         assert ":warning: vs official: -33.3 pts, 2 regressions (exact McNemar p = 0.500 < 0.6)" in text
         assert "Regressed against official: `pagination-offset-fix-001` (baseline-local-direct)" in text
         assert "`config-merge-nested-fix-001` (baseline-local-direct)" in text
+        final_card = h.standin.message(CHANNEL, card["ts"])
+        assert final_card is not None
+        assert ":warning: vs official: -33.3 pts, 2 regressions (exact McNemar p = 0.500 < 0.6)" in card_text(
+            final_card
+        )
 
         files = [f for f in h.standin.files.shared() if f.thread_ts == card["ts"]]
         by_name = {f.filename: f for f in files}
@@ -101,7 +106,9 @@ async def test_report_line_against_official_charts_and_compare(tmp_path: Path) -
 
 async def test_bad_compare_input_is_answered_in_one_line(tmp_path: Path) -> None:
     async with running_bot(tmp_path) as h:
-        await finished_run(h)
+        card = await finished_run(h)
+        # No MANIFEST: no line against official, no warning on the card.
+        assert "vs official" not in "\n".join(card_text(m) for m in [*h.thread(card), h.last_card()])
         queued = await request_card(h)  # run #2: approved but never run
         assert (await h.driver.click_button(APPROVER, CHANNEL, queued["ts"], "Approve")).status == 200
         await h.deliver()

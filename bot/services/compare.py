@@ -16,7 +16,7 @@ from pathlib import Path
 from bot.csb.command import AGENT_IMPORT_PATH
 from bot.csb.json_file import UnreadableJson
 from bot.csb.official import NoManifest, official_side, read_manifest
-from bot.domain.compare import Comparison, LaneChoice, Side, TaskResult, compare
+from bot.domain.compare import RESAMPLES, Comparison, LaneChoice, Side, TaskResult, compare
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.integrity import InvalidRule, pair_invalidity
 from bot.domain.outcome import LaneStatus
@@ -115,15 +115,16 @@ class CompareService:
         return official_side(manifest, other.suites, configs)
 
 
-def official_comparison(repo: Path, run: Side) -> Comparison | None:
+def official_comparison(repo: Path, run: Side, resamples: int = RESAMPLES) -> Comparison | None:
     """The run against official on the same suites and lane configs; None when the checkout has no
-    MANIFEST (or an unreadable one) or it shares no result with the run. Blocking: run it in a thread."""
+    MANIFEST (or an unreadable one) or it shares no result with the run (`resamples` 0: no bootstrap,
+    for the card's warning). Blocking: run it in a worker."""
     try:
         manifest = read_manifest(repo)
     except (NoManifest, OSError, UnreadableJson):
         return None
     official = official_side(manifest, run.suites, {r.config for r in run.results})
-    result = compare(run, official)
+    result = compare(run, official, resamples=resamples)
     return result if result.pairs else None
 
 

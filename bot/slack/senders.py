@@ -20,6 +20,7 @@ from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
+from bot.domain.states import RunState
 from bot.services.compare import official_comparison, run_side
 from bot.slack import render
 from bot.slack.drawing import in_worker
@@ -30,7 +31,7 @@ from bot.slack.posting import Poster
 from bot.slack.report_loader import build_report_view
 from bot.slack.views import approval_card, card_fallback_text
 from bot.slack.views.charts import report_chart_csv, report_charts
-from bot.slack.views.compare import versus_official_line
+from bot.slack.views.compare import card_warning, versus_official_line
 from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
 from bot.slack.views.report import ReportView, paired_report, report_dm, rerun_button, thread_url
@@ -38,7 +39,7 @@ from bot.slack.views.report_csv import csv_filename, report_csv
 from bot.slack.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.store import homes, requests, runs
 from bot.store.db import Store
-from bot.store.models import OutboxItem, OutboxKind, RunRequest
+from bot.store.models import OutboxItem, OutboxKind, Run, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,8 @@ class Senders:
             # Before the edit, which may be paced: a milestone is news when it happens.
             await self._followups.queue_milestones(request.id, view.run, run.infra_failures_total)
         blocks, text = approval_card(view), card_fallback_text(view)
+        if view.run is not None and view.run.state is RunState.FINISHED and run is not None:
+            blocks += await self._card_warning(run, request)
         if request.card_ts:
             async with self._pacer.edit(request.card_ts, "card edit paced"):
                 await self._client.chat_update(
@@ -115,6 +118,13 @@ class Senders:
             async with self._store.write() as session:
                 await requests.set_card_ts(session, request.id, ts)
         await self._followups.queue_home_refresh()
+
+    async def _card_warning(self, run: Run, request: RunRequest) -> list[Block]:
+        """⚠ on a finished run's card when its regressions against official are significant."""
+        async with self._store.read() as session:
+            lanes = await runs.run_lanes(session, run.id or 0)
+        versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes), 0)
+        return card_warning(versus, self._alpha) if versus else []
 
     # -- App Home ----------------------------------------------------------------------------------------
 

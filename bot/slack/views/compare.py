@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject
+
 from bot.domain.compare import OVERALL, Comparison, FlipKind, GroupStats, LaneChoice, Pair, Side
 from bot.domain.stats import fmt_p, fmt_pts, fmt_signed
 from bot.services.compare import LaneHeadline, RunLine
@@ -41,6 +43,19 @@ def compare_text(result: Comparison) -> str:
         if only:
             lines.append(f"*Only in {side}: {len(only)}*  {_keys(only)}")
     return clip("\n".join(lines), MESSAGE_TEXT_LIMIT)
+
+
+def card_warning(result: Comparison, alpha: float) -> list[Block]:
+    """A finished run's card: a ⚠ line when its regressions against official are significant."""
+    if not result.significant_regression(alpha):
+        return []
+    stats = result.overall
+    diff = fmt_pts(stats.diff_pts) if stats.diff_pts is not None else "n/a"
+    text = (
+        f":warning: vs official: {diff}, {_count(stats.regressions, 'regression')} "
+        f"(exact McNemar {fmt_p(stats.p_value)} < {alpha:g}); the report in the thread lists them"
+    )
+    return [ContextBlock(elements=[MarkdownTextObject(text=text)])]
 
 
 def chart_comment(user_id: str, a: str, b: str) -> str:
