@@ -40,4 +40,5 @@ def files_complete_upload_external(ctx: ApiContext, args: Args) -> dict[str, Any
         done.append(
             {"id": stored.id, "name": stored.filename, "title": stored.title, "size": len(stored.content)}
         )
+        ctx.files.announce(stored)
     return {"files": done}
