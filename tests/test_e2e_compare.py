@@ -57,8 +57,8 @@ def png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
-async def test_report_line_against_official_charts_and_compare(tmp_path: Path) -> None:
-    async with running_bot(tmp_path, config_text=CONFIG) as h:
+async def test_report_line_against_official_charts_and_compare(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, config_text=CONFIG, csb_database_url=db_url) as h:
         write_manifest(h.repo)
         card = await finished_run(h)
         report = h.thread(card)

@@ -16,6 +16,7 @@ from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.csb.counterparts import MANIFEST_PATH
 from bot.domain import outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
@@ -121,6 +122,8 @@ class Senders:
 
     async def _card_warning(self, run: Run, request: RunRequest) -> list[Block]:
         """⚠ on a finished run's card when its regressions against official are significant."""
+        if not await asyncio.to_thread((self._repo / MANIFEST_PATH).is_file):
+            return []  # no reference: nothing to say, and no worker to start for it
         async with self._store.read() as session:
             lanes = await runs.run_lanes(session, run.id or 0)
         versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes), 0)
