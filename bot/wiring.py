@@ -143,7 +143,7 @@ def build_bot(
     directory = Directory(client, config.policy, clock)
     queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
-    compare = CompareService(store, repo)
+    compare = CompareService(store, repo, config.policy)
     router = CommandRouter(
         requests, queries, replies, directory, launch=launch, control=control, compare=compare, client=client
     )

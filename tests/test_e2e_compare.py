@@ -12,7 +12,7 @@ import pytest
 from harness import CHANNEL, UNPACED, Harness, running_bot
 from test_e2e_run import card_text, request_card
 
-from bot.playground import APPROVER, REQUESTER
+from bot.playground import APPROVER, OUTSIDER, REQUESTER
 
 pytestmark = pytest.mark.slow
 
@@ -127,6 +127,16 @@ async def test_bad_compare_input_is_answered_in_one_line(tmp_path: Path) -> None
             reply = await ask(h, typed)
             assert reply.splitlines()[0].startswith(expected), (typed, reply)
             assert reply.splitlines()[-1].startswith("Usage: `/csb "), reply
+        # Runs are shown as `/csb status` shows them: an outsider typing elsewhere sees neither run #1 nor
+        # its headline.
+        await h.driver.slash_command(OUTSIDER, "compare 1 official", "C0NOBOT")
+        await h.driver.slash_command(OUTSIDER, "runs", "C0NOBOT")
+        await h.deliver()
+        hidden, listing = h.ephemeral_texts(OUTSIDER)
+        assert hidden.startswith(
+            "run #1 is shown only in its own channel, to its requester, approvers and admins"
+        )
+        assert listing == "No finished run matches."
         write_manifest(h.repo, suite="csb_sdlc_debug")
         reply = await ask(h, "compare 1 official")
         assert reply.startswith("run #1 and official share no task in the same lane config"), reply

@@ -20,10 +20,12 @@ from bot.domain.compare import RESAMPLES, Comparison, LaneChoice, Side, TaskResu
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.integrity import InvalidRule, pair_invalidity
 from bot.domain.outcome import LaneStatus
-from bot.domain.spec import LaneRole, RunSpec
+from bot.domain.policy import PolicyConfig, may_see
+from bot.domain.spec import Category, LaneRole, RunSpec
 from bot.domain.states import COMPLETED_LANE_STATES, RunState
 from bot.domain.verdict import ManifestStatus, stored_verdict
 from bot.services.compare_args import COMPARE_USAGE, CompareArgs, RunsArgs
+from bot.services.queries import Viewer
 from bot.store import history, runs
 from bot.store.db import Store
 from bot.store.models import Lane, Run, RunRequest
@@ -52,14 +54,18 @@ class RunLine:
 
 
 class CompareService:
-    def __init__(self, store: Store, repo: Path) -> None:
+    """Runs are shown as `/csb status` shows them (`may_see`): in their channel, or to their requester,
+    approvers and admins."""
+
+    def __init__(self, store: Store, repo: Path, policy: PolicyConfig) -> None:
         self._store = store
         self._repo = repo
+        self._policy = policy
 
-    async def compare(self, args: CompareArgs) -> Comparison:
+    async def compare(self, args: CompareArgs, viewer: Viewer) -> Comparison:
         """The comparison, or a UserInputError that says which side is wrong."""
-        run_a = await self._run_side(args.a) if args.a is not None else None
-        run_b = await self._run_side(args.b) if args.b is not None else None
+        run_a = await self._run_side(args.a, viewer) if args.a is not None else None
+        run_b = await self._run_side(args.b, viewer) if args.b is not None else None
         known = run_a or run_b
         assert known is not None  # the parser refuses official against official
         a = run_a or await self._official(known, args.lanes)
@@ -72,12 +78,15 @@ class CompareService:
             raise UserInputError(f"{_name(a)} and {_name(b)} share no task {lanes}", hint=COMPARE_USAGE)
         return result
 
-    async def runs(self, args: RunsArgs) -> list[RunLine]:
-        """Finished runs, newest first, filtered by suite and model (a case-insensitive part of it)."""
+    async def runs(self, args: RunsArgs, viewer: Viewer) -> list[RunLine]:
+        """Finished runs the viewer may see, newest first, filtered by suite and model (a case-insensitive
+        part of it)."""
         async with self._store.read() as session:
             found = await history.finished_runs(session, SCAN_LIMIT)
             lines = []
             for run, request in found:
+                if not self._may_see(request, viewer):
+                    continue
                 spec = RunSpec.model_validate_json(request.spec_json)
                 if args.suite and args.suite != spec.params.suite and args.suite not in spec.suites:
                     continue
@@ -89,12 +98,21 @@ class CompareService:
                     break
         return lines
 
-    async def _run_side(self, run_id: int) -> Side:
+    def _may_see(self, request: RunRequest, viewer: Viewer) -> bool:
+        in_channel = viewer.channel_id == request.channel_id
+        return may_see(self._policy, Category(request.category), viewer.actor, request.requester, in_channel)
+
+    async def _run_side(self, run_id: int, viewer: Viewer) -> Side:
         async with self._store.read() as session:
             found = await history.run_with_request(session, run_id)
             if found is None:
                 raise UserInputError(f"run #{run_id} does not exist", hint=COMPARE_USAGE)
             run, request = found
+            if not self._may_see(request, viewer):
+                raise UserInputError(
+                    f"run #{run_id} is shown only in its own channel, to its requester, approvers and admins",
+                    hint=COMPARE_USAGE,
+                )
             if run.state is not RunState.FINISHED:
                 raise UserInputError(
                     f"run #{run_id} is not finished (it is {run.state.value})", hint=COMPARE_USAGE

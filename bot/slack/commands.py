@@ -184,7 +184,7 @@ class CommandRouter:
 
     async def _compare_runs(self, command: SlashCommand, args: str) -> str | None:
         """The comparison as a reply, then its chart (drawn in the drawing process) in the channel."""
-        result = await self._compare.compare(parse_compare_args(args))
+        result = await self._compare.compare(parse_compare_args(args), await self._viewer(command))
         await self._replies.ephemeral(command.response_url, compare_text(result))
         a, b = side_name(result.a), side_name(result.b)
         chart = await in_worker(comparison_chart, result, a, b)
@@ -212,8 +212,8 @@ class CommandRouter:
             return chart_not_posted(slack_error(exc)[0])
         return None
 
-    async def _runs(self, _command: SlashCommand, args: str) -> str:
-        return runs_text(await self._compare.runs(parse_runs_args(args)))
+    async def _runs(self, command: SlashCommand, args: str) -> str:
+        return runs_text(await self._compare.runs(parse_runs_args(args), await self._viewer(command)))
 
 
 USAGES = {
