@@ -287,7 +287,7 @@ def main() -> int:
     print(f"{'everything above':<60}{sum(timings.values()):>8.3f}s{sum(cpu_times.values()):>8.3f}s")
     load = os.getloadavg()[0]
     print(
-        f"load average {load:.1f} on {os.cpu_count()} cores (above the core count, a wall is its CPU time stretched)"
+        f"load average {load:.1f} on {os.cpu_count()} cores (above the core count, walls are CPU stretched)"
     )
     drawing_p99, bare_p99 = asyncio.run(measure(args.rounds, args.requests))
     ratio = drawing_p99 / bare_p99
