@@ -252,9 +252,14 @@ async def measure(rounds: int, requests: int) -> tuple[float, float]:
                         got = await load(session, f"http://{HOST}:{port}/slack/events", n, concurrency)
                         samples.setdefault((kind, concurrency), []).extend(got)
     finally:
+        for child in children:  # a graceful end, so the drawing app's worker process is ended with it
+            child.terminate()
         for child in children:
-            child.kill()  # the drawing app's worker thread would hold a graceful exit
-            child.wait(timeout=10)
+            try:
+                child.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(timeout=10)
         await standin.cleanup()
     print(f"{'app':<10}{'c':>4}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}")
     for (kind, concurrency), values in sorted(samples.items()):
