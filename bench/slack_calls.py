@@ -91,6 +91,7 @@ FIXED_CALLS = {
     "chat.update: the card turned into the approved status card": 1,
     "chat.postMessage: the paired report (thread, broadcast)": 1,
     "files.getUploadURLExternal + files.completeUploadExternal: the report's CSV": 2,
+    "files.getUploadURLExternal x 3 + files.completeUploadExternal: the report's two charts and their CSV": 4,
     "conversations.open + chat.postMessage: the requester's DM": 2,
 }
 

@@ -81,6 +81,9 @@ class NotifierConfig(BaseModel):
     card_update_seconds: float = Field(default=3, ge=0)
     updates_per_minute: int = Field(default=45, ge=1)
     post_interval_seconds: float = Field(default=1, ge=0)
+    # A finished run's report flags its line against official with ⚠ when it has more regressions than
+    # fixes and McNemar's exact p is below this.
+    regression_alpha: float = Field(default=0.05, gt=0, lt=1)
 
 
 class ServerConfig(BaseModel):

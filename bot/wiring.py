@@ -18,6 +18,7 @@ from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
+from bot.services.compare import CompareService
 from bot.services.home import HomeService
 from bot.services.promotion import PromotionService
 from bot.services.queries import QueryService
@@ -144,8 +145,17 @@ def build_bot(
     queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
     promotion = PromotionService(store, repo, config.policy, config.promote, clock)
+    compare = CompareService(store, repo, config.policy)
     router = CommandRouter(
-        requests, queries, replies, directory, launch=launch, control=control, promotion=promotion
+        requests,
+        queries,
+        replies,
+        directory,
+        launch=launch,
+        control=control,
+        promotion=promotion,
+        compare=compare,
+        client=client,
     )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)

@@ -720,3 +720,24 @@ def test_the_grammar_check_finds_what_it_looks_for() -> None:
         'hint = "`/csb help run` lists the flags"\nlog.info("/csb by %s", user)\nPATH = f"{DIR}/csb-v2.json"'
     )
     assert grammar_copies(planted) == [2, 2, 3, 4, 6]
+
+
+def test_matplotlib_and_the_drawing_process_each_have_one_home() -> None:
+    """Charts are drawn in `views/charts.py` alone, and only `slack/drawing.py` starts the process that
+    draws them (a second pool would be a second process nobody ends)."""
+    plotting = {name for name, tree in sources() if any(i.startswith("matplotlib") for i in imports(tree))}
+    pools = {name for name, tree in sources() if any("ProcessPoolExecutor" in i for i in imports(tree))}
+    assert plotting == {"bot/slack/views/charts.py"}, plotting
+    assert pools <= {"bot/slack/drawing.py"}, pools
+
+
+def test_the_manifest_task_key_is_written_once() -> None:
+    """CSB's MANIFEST key (`mcp_`/`bl_` copies, `CCX-`, `instance_ORG__REPO`) pairs both sides of every
+    comparison: one function, `bot/domain/manifest_names.py`."""
+    found = {
+        name
+        for name, tree in sources()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in {"ccx-", "CCX-"}
+    }
+    assert found == {"bot/domain/manifest_names.py"}, found

@@ -1,5 +1,5 @@
 """The playground page in a real browser: `/csb run` → the card → switch to the approver → Approve →
-the status progresses live and the paired report appears in the card's thread.
+the status progresses live and the paired report appears in the card's thread, with its charts.
 
 The whole playground (bot, Slack stand-in, page) runs in-process on a loopback port with its timers on,
 as `csb-bot playground` runs it; the browser is Debian's chromium driven by Playwright (no downloaded
@@ -129,6 +129,14 @@ async def test_run_approve_and_watch_the_report_arrive(page: Page) -> None:
     for task in TASKS:
         await expect(thread).to_contain_text(task)
     await expect(thread).to_contain_text(re.compile(r"baseline .*MCP"))
+    # The report's charts: PNG images in the thread, loaded, with the alt text the bot uploaded them with.
+    charts = thread.locator(".file-image img")
+    await expect(charts).to_have_count(2)
+    await expect(charts.nth(0)).to_have_attribute("alt", re.compile(r"^Bar chart of pass rate per suite"))
+    await expect(charts.nth(1)).to_have_attribute("alt", re.compile(r"^Scatter of baseline reward"))
+    for index in range(2):
+        await expect(charts.nth(index)).to_have_js_property("naturalWidth", 960)
+    await expect(thread.locator(".file-link", has_text="run-1-chart-data.csv")).to_have_count(1)
 
     # The card's parameters beside the report. Live updates may redraw the card at any moment, so the
     # scroll finds it and moves in one step inside the page rather than through a handle that can go stale.

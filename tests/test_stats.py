@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from itertools import product
 
 import pytest
@@ -77,6 +78,21 @@ def test_bootstrap_is_deterministic_and_contains_the_mean() -> None:
     assert min(diffs) <= low and high <= max(diffs)
     spread = [0.37, -0.12, 0.91, 0.05, -0.66, 0.28, 0.44]  # distinct values, so the seed shows
     assert bootstrap_mean_diff_ci(spread, seed=1) != bootstrap_mean_diff_ci(spread, seed=2)
+
+
+def _bootstrap_by_hand(diffs: list[float], resamples: int, seed: int) -> tuple[float, float]:
+    """The bootstrap in plain Python, as it was first written: `random.Random(seed).choices`."""
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
+    return means[math.floor(0.025 * resamples)], means[math.ceil(0.975 * resamples) - 1]
+
+
+@pytest.mark.parametrize(("n", "seed"), [(1, 0), (3, 5), (17, 0), (264, 0), (40, 9)])
+def test_bootstrap_draws_exactly_what_random_choices_draws(n: int, seed: int) -> None:
+    rng = random.Random(n)
+    diffs = [rng.choice([-1.0, -0.57, 0.0, 0.33, 0.5, 1.0]) + rng.random() / 100 for _ in range(n)]
+    assert bootstrap_mean_diff_ci(diffs, resamples=2_000, seed=seed) == _bootstrap_by_hand(diffs, 2_000, seed)
 
 
 def test_bootstrap_edge_cases() -> None:

@@ -140,6 +140,8 @@ AUDIT_USAGE = "/csb audit <run>"
 RERUN_USAGE = "/csb rerun <run> [--only failed,errored,timeout|<fingerprint>,…|invalid]"
 PROMOTE_USAGE = "/csb promote <run number>"
 OFFICIAL_USAGE = "/csb official [suite]"
+COMPARE_USAGE = "/csb compare <run|official> <run|official> [--lane baseline|mcp|both]"
+RUNS_USAGE = "/csb runs [--suite S] [--model M] [--last N]"
 DRAIN_FLAG = "--drain"  # `/csb cancel`: start no more lanes, let the running ones end
 ONLY_FLAG = "--only"  # `/csb rerun`: which lanes' tasks to run again
 INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
@@ -172,6 +174,8 @@ GRAMMAR: tuple[Subcommand, ...] = (  # in the order `/csb help` lists them
     Subcommand("accounts", "/csb accounts"),
     Subcommand("promote", PROMOTE_USAGE),
     Subcommand("official", OFFICIAL_USAGE),
+    Subcommand("compare", COMPARE_USAGE),
+    Subcommand("runs", RUNS_USAGE),
 )
 SUBCOMMANDS: tuple[str, ...] = tuple(sub.name for sub in GRAMMAR)
 _BY_NAME: dict[str, Subcommand] = {sub.name: sub for sub in GRAMMAR}

@@ -43,6 +43,9 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "quarantine candidates and destination (nothing is moved)",
     "official": "the official results in the MANIFEST, per suite and config, and who approved the last "
     "promotion",
+    "compare": "A − B task by task: pass rates with 95 % intervals, McNemar, mean reward, cost; "
+    "regressions, fixes, new errors",
+    "runs": "finished runs, newest first, with their numbers",
 }
 
 

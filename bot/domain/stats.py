@@ -4,7 +4,7 @@ Everything is computed on complete pairs only (both lanes `passed` or `failed`),
 unfinished lane never counts as a loss for either side, and on valid pairs only (`bot.domain.integrity`:
 CSB's curation rules), unless the caller asks what the figures would be with the invalid ones counted.
 Differences are always MCP minus baseline.
-Pure and stdlib only: the bootstrap is seeded, so a report drawn twice reads the same.
+Pure (numpy draws the bootstrap): the bootstrap is seeded, so a report drawn twice reads the same.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from bot.domain.integrity import Invalidity, pair_invalidity
 from bot.domain.outcome import LaneStatus
@@ -149,15 +152,33 @@ def mcnemar_exact_p(b: int, c: int) -> float:
 def bootstrap_mean_diff_ci(
     diffs: Sequence[float], *, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float] | None:
-    """Percentile 95 % interval of the mean, from `resamples` seeded resamples; None without data."""
+    """Percentile 95 % interval of the mean, from `resamples` seeded resamples; None without data.
+
+    The resamples are exactly those of `random.Random(seed).choices(diffs, k=n)`, drawn `resamples`
+    times, and each mean is summed left to right as `sum()` does: numpy draws the same Mersenne Twister
+    stream (its state copied from `random.Random(seed)`) in one call, some 30 times faster, so a
+    264-task report's intervals take milliseconds and read as they always have.
+    """
     if not diffs:
         return None
-    rng = random.Random(seed)
     n = len(diffs)
-    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
-    low = means[math.floor(0.025 * resamples)]
-    high = means[math.ceil(0.975 * resamples) - 1]
+    uniforms = _python_random(seed, resamples * n).reshape(resamples, n)
+    picked = np.asarray(diffs, dtype=np.float64)[np.floor(uniforms * float(n)).astype(np.intp)]
+    sums = np.zeros(resamples)
+    for column in range(n):  # left to right, as sum() adds: the same float in every last bit
+        sums += picked[:, column]
+    means = np.sort(sums / n)
+    low = float(means[math.floor(0.025 * resamples)])
+    high = float(means[math.ceil(0.975 * resamples) - 1])
     return low, high
+
+
+def _python_random(seed: int, count: int) -> npt.NDArray[np.float64]:
+    """The first `count` values `random.Random(seed).random()` returns (both are MT19937's 53-bit doubles)."""
+    state = random.Random(seed).getstate()[1]
+    twister = np.random.RandomState()
+    twister.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), int(state[624]), 0, 0.0))
+    return twister.random_sample(count)
 
 
 def lane_totals(results: Iterable[LaneResult]) -> LaneTotals:

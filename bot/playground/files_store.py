@@ -22,8 +22,11 @@ class StoredFile:
 
 
 class FileStore:
-    def __init__(self, base_url: Callable[[], str | None]) -> None:
+    def __init__(
+        self, base_url: Callable[[], str | None], on_shared: Callable[[StoredFile], None] | None = None
+    ) -> None:
         self._base_url = base_url
+        self._on_shared = on_shared  # tells the page a file appeared in a channel or thread
         self._counter = itertools.count(1)
         self.files: dict[str, StoredFile] = {}
 
@@ -41,6 +44,10 @@ class FileStore:
             return False
         stored.content = content
         return True
+
+    def announce(self, stored: StoredFile) -> None:
+        if self._on_shared is not None and stored.shared:
+            self._on_shared(stored)
 
     def shared(self) -> list[StoredFile]:
         return [f for f in self.files.values() if f.shared]

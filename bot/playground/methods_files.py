@@ -13,6 +13,9 @@ def files_get_upload_url_external(ctx: ApiContext, args: Args) -> dict[str, Any]
     filename = args.required("filename", "invalid_arguments")
     length = int(args.required("length", "invalid_arguments"))
     stored = ctx.files.reserve(filename, length)
+    alt_text = args.optional("alt_txt")
+    if alt_text:
+        stored.extra["alt_txt"] = alt_text
     return {"upload_url": ctx.files.upload_url(stored.id), "file_id": stored.id}
 
 
@@ -37,4 +40,5 @@ def files_complete_upload_external(ctx: ApiContext, args: Args) -> dict[str, Any
         done.append(
             {"id": stored.id, "name": stored.filename, "title": stored.title, "size": len(stored.content)}
         )
+        ctx.files.announce(stored)
     return {"files": done}

@@ -77,6 +77,7 @@ class PlaygroundRoutes:
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/playground/events", self._events)
         app.router.add_get("/playground/state", self._state)
+        app.router.add_get("/playground/files/{file_id}", self._file)
         app.router.add_post("/playground/command", self._command)
         app.router.add_post("/playground/click", self._click)
         app.router.add_post("/playground/view_submit", self._view_submit)
@@ -156,6 +157,7 @@ class PlaygroundRoutes:
                 ],
                 **self._conversations(),
                 "ephemerals": standin.ephemerals(),
+                "files": self._files(),
                 **self._surfaces(),
             }
         )
@@ -174,6 +176,29 @@ class PlaygroundRoutes:
             for ch in channels
         ]
         return {"channel_list": listing, "channels": messages, "threads": threads}
+
+    def _files(self) -> list[dict[str, Any]]:
+        """Files shared in a channel or thread, as the page shows them (images inline, with alt text)."""
+        return [
+            {
+                "id": f.id,
+                "name": f.filename,
+                "title": f.title,
+                "alt": f.extra.get("alt_txt", ""),
+                "channel": f.channel,
+                "thread_ts": f.thread_ts,
+                "image": f.filename.lower().endswith(".png"),
+                "url": f"/playground/files/{f.id}",
+            }
+            for f in self._standin.files.shared()
+        ]
+
+    async def _file(self, request: web.Request) -> web.Response:
+        stored = self._standin.files.files.get(request.match_info["file_id"])
+        if stored is None or not stored.shared or stored.content is None:
+            raise web.HTTPNotFound()
+        kind = "image/png" if stored.filename.lower().endswith(".png") else "text/plain"
+        return web.Response(body=stored.content, content_type=kind, headers={"Cache-Control": "no-cache"})
 
     def _surfaces(self) -> dict[str, Any]:
         """Open modals by the user whose screen they are on, and published home tabs by user."""

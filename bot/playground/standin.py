@@ -64,7 +64,10 @@ class SlackStandin:
         self._users = {u.id: u for u in users}
         self.workspace = Workspace(self.bot, tuple(channels), SlackTs(time_fn), self._hub)
         self.surfaces = Surfaces(self.bot, self._hub)
-        self.files = FileStore(lambda: self.base_url)
+        self.files = FileStore(
+            lambda: self.base_url,
+            lambda f: self._hub.publish("file_shared", id=f.id, channel=f.channel, thread_ts=f.thread_ts),
+        )
         self._ctx = ApiContext(self.workspace, self.surfaces, self._users, self.files)
         self._failures = FailurePlan()
         self._holds = HoldPlan()

@@ -10,7 +10,7 @@
   const $ = (selector) => document.querySelector(selector);
   const EVENT_KINDS = [
     "message_posted", "message_updated", "message_deleted", "ephemeral",
-    "view_opened", "view_updated", "view_closed", "home_published",
+    "view_opened", "view_updated", "view_closed", "home_published", "file_shared",
   ];
   const AVATAR_COLORS = ["#2bac76", "#1264a3", "#e8912d", "#8e44ad", "#cd2553", "#0b7a75"];
 
@@ -195,9 +195,18 @@
       (e) => e.channel === channel && e.user === ui.user && !ui.dismissed.has(e.ts),
     );
     for (const e of mine) items.push({ ts: e.ts, html: ephemeralHtml(e) });
+    const files = (state.files || []).filter((f) => f.channel === channel && !f.thread_ts);
+    if (files.length) items.push({ ts: Infinity, html: filesHtml(files) });
     items.sort((a, b) => Number(a.ts) - Number(b.ts));
     if (!items.length) return `<div class="empty">No messages yet. Type <code>/csb help</code> below.</div>`;
     return items.map((i) => i.html).join("");
+  }
+
+  /** Files the bot uploaded: a PNG shown as an image with its alt text, anything else as a link. */
+  function filesHtml(files) {
+    return `<div class="files">${files.map((f) => (f.image
+      ? `<figure class="file-image"><img src="${BK.esc(f.url)}" alt="${BK.esc(f.alt)}" title="${BK.esc(f.title || f.name)}"><figcaption>${BK.esc(f.title || f.name)}</figcaption></figure>`
+      : `<a class="file-link" href="${BK.esc(f.url)}" target="_blank" rel="noopener">${BK.esc(f.name)}</a>`)).join("")}</div>`;
   }
 
   function homeHtml() {
@@ -283,7 +292,12 @@
     draw(pane, "thread", `<div class="thread-head"><div><div class="pane-title">Thread</div><div class="pane-sub"># ${BK.esc(channelInfo(channel).name)}</div></div>
       <button type="button" class="thread-close" aria-label="Close thread">×</button></div>
       <div class="thread-body">${messageHtml(channel, parent, { inThread: true })}
-      <div class="thread-divider"><span>${count}</span></div>${replies.join("")}</div>`);
+      <div class="thread-divider"><span>${count}</span></div>${replies.join("")}${threadFiles(channel, parent.ts)}</div>`);
+  }
+
+  function threadFiles(channel, ts) {
+    const files = (state.files || []).filter((f) => f.channel === channel && f.thread_ts === ts);
+    return files.length ? filesHtml(files) : "";
   }
 
   function renderModal() {

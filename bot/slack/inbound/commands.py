@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
 from bot.csb.harbor_run import LaunchConfig
 from bot.domain.command_line import (
     AUDIT_USAGE,
@@ -19,15 +22,21 @@ from bot.domain.command_line import (
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
+from bot.services.compare import CompareService
+from bot.services.compare_args import parse_compare_args, parse_runs_args
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
 from bot.services.promotion import PromotionService
 from bot.services.queries import QueryService, Viewer
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.slack.drawing import in_worker
 from bot.slack.errors import answering, describe
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.payloads import SlashCommand
+from bot.slack.outbound.delivery import slack_error
+from bot.slack.views.charts import comparison_chart, comparison_chart_csv
+from bot.slack.views.compare import chart_comment, chart_not_posted, compare_text, runs_text, side_name
 from bot.slack.views.events import event_text
 from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
@@ -58,6 +67,8 @@ class CommandRouter:
         launch: LaunchConfig,
         control: RunControlService,
         promotion: PromotionService,
+        compare: CompareService,
+        client: AsyncWebClient | None = None,
     ) -> None:
         self._requests = requests
         self._control = control
@@ -66,6 +77,8 @@ class CommandRouter:
         self._queries = queries
         self._replies = replies
         self._launch = launch
+        self._compare = compare
+        self._client = client  # uploads the comparison's chart in the channel
         self._handlers: dict[str, Handler] = {
             "help": self._help,
             "run": self._run,
@@ -78,6 +91,8 @@ class CommandRouter:
             "rerun": self._rerun,
             "promote": self._promote,
             "official": self._official,
+            "compare": self._compare_runs,
+            "runs": self._runs,
         }
 
     async def handle(self, command: SlashCommand) -> None:
@@ -188,6 +203,39 @@ class CommandRouter:
 
     async def _accounts(self, _command: SlashCommand, _args: str) -> str:
         return accounts_text(await self._queries.accounts())
+
+    async def _compare_runs(self, command: SlashCommand, args: str) -> str | None:
+        """The comparison as a reply, then its chart (drawn in the drawing process) in the channel."""
+        result = await self._compare.compare(parse_compare_args(args), await self._viewer(command))
+        await self._replies.ephemeral(command.response_url, compare_text(result))
+        a, b = side_name(result.a), side_name(result.b)
+        chart = await in_worker(comparison_chart, result, a, b)
+        if chart is None or self._client is None:
+            return None
+        try:
+            await self._client.files_upload_v2(
+                channel=command.channel_id,
+                file_uploads=[
+                    {
+                        "file": chart.png,
+                        "filename": chart.filename,
+                        "title": chart.title,
+                        "alt_txt": chart.alt_text,
+                    },
+                    {
+                        "content": comparison_chart_csv(result),
+                        "filename": "comparison.csv",
+                        "title": "Chart data",
+                    },
+                ],
+                initial_comment=chart_comment(command.user_id, a, b),
+            )
+        except SlackApiError as exc:
+            return chart_not_posted(slack_error(exc)[0])
+        return None
+
+    async def _runs(self, command: SlashCommand, args: str) -> str:
+        return runs_text(await self._compare.runs(parse_runs_args(args), await self._viewer(command)))
 
 
 def _words(exc: Exception, text: str) -> str:

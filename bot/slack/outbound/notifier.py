@@ -78,7 +78,17 @@ class Notifier:
         )
         self._poster = Poster(store, client, clock, pacer)
         self._followups = Followups(store, clock)
-        self._senders = Senders(store, client, clock, policy, repo, pacer, self._poster, self._followups)
+        self._senders = Senders(
+            store,
+            client,
+            clock,
+            policy,
+            repo,
+            pacer,
+            self._poster,
+            self._followups,
+            alpha=config.regression_alpha,
+        )
         self._busy: set[str] = set()  # conversations a delivery round is working through
         self._rounds: set[asyncio.Task[int]] = set()  # held, so the loop does not drop a round under way
 

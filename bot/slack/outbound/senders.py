@@ -17,6 +17,7 @@ from slack_sdk.models.blocks import Block, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.csb.counterparts import MANIFEST_PATH
 from bot.csb.promotion.manifest_file import ManifestUnreadable
 from bot.csb.promotion.official import official_lines
 from bot.domain import outbox_keys
@@ -24,6 +25,9 @@ from bot.domain.clock import Clock
 from bot.domain.policy import PolicyConfig
 from bot.domain.promotion import OfficialLine
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
+from bot.domain.states import RunState
+from bot.services.compare import official_comparison, run_side
+from bot.slack.drawing import in_worker
 from bot.slack.outbound import render
 from bot.slack.outbound.followups import Followups
 from bot.slack.outbound.home_loader import load_home
@@ -32,13 +36,15 @@ from bot.slack.outbound.posting import Poster
 from bot.slack.outbound.report_loader import build_report_view
 from bot.slack.outbound.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.slack.views import approval_card, card_fallback_text
+from bot.slack.views.charts import report_chart_csv, report_charts
+from bot.slack.views.compare import card_warning, versus_official_line
 from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
-from bot.slack.views.report import paired_report, report_dm, rerun_button, thread_url
+from bot.slack.views.report import ReportView, paired_report, report_dm, rerun_button, thread_url
 from bot.slack.views.report_csv import csv_filename, report_csv
 from bot.store import homes, requests, runs
 from bot.store.db import Store
-from bot.store.records import OutboxItem, OutboxKind, RunRequest
+from bot.store.records import OutboxItem, OutboxKind, Run, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,8 @@ class Senders:
         pacer: UpdatePacer,
         poster: Poster,
         followups: Followups,
+        *,
+        alpha: float = 0.05,
     ) -> None:
         self._store = store
         self._client = client
@@ -63,6 +71,7 @@ class Senders:
         self._pacer = pacer
         self._poster = poster
         self._followups = followups
+        self._alpha = alpha
         self._by_kind: dict[OutboxKind, Callable[[OutboxItem], Awaitable[None]]] = {
             OutboxKind.CARD: self._card,
             OutboxKind.STATUS: self._card,  # the card is the run's status card
@@ -102,6 +111,8 @@ class Senders:
             # Before the edit, which may be paced: a milestone is news when it happens.
             await self._followups.queue_milestones(request.id, view.run, run.infra_failures_total)
         blocks, text = approval_card(view), card_fallback_text(view)
+        if view.run is not None and view.run.state is RunState.FINISHED and run is not None:
+            blocks += await self._card_warning(run, request)
         if request.card_ts:
             async with self._pacer.edit(request.card_ts, "card edit paced"):
                 await self._client.chat_update(
@@ -112,6 +123,15 @@ class Senders:
             async with self._store.write() as session:
                 await requests.set_card_ts(session, request.id, ts)
         await self._followups.queue_home_refresh()
+
+    async def _card_warning(self, run: Run, request: RunRequest) -> list[Block]:
+        """⚠ on a finished run's card when its regressions against official are significant."""
+        if not await asyncio.to_thread((self._repo / MANIFEST_PATH).is_file):
+            return []  # no reference: nothing to say, and no worker to start for it
+        async with self._store.read() as session:
+            lanes = await runs.run_lanes(session, run.id or 0)
+        versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes), 0)
+        return card_warning(versus, self._alpha) if versus else []
 
     # -- App Home ----------------------------------------------------------------------------------------
 
@@ -150,8 +170,12 @@ class Senders:
         assert run is not None
         view = await asyncio.to_thread(build_report_view, run, request, lanes)
         message = await asyncio.to_thread(paired_report, view)
-        blocks = [*message.blocks, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
-        await self._poster.post(item, request.channel_id, thread_ts, message.text, blocks, broadcast=True)
+        versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes))
+        line = versus_official_line(versus, self._alpha) if versus else None
+        extra = [SectionBlock(text=MarkdownTextObject(text=line))] if line else []
+        blocks = [*message.blocks, *extra, *rerun_button(view)][:MAX_MESSAGE_BLOCKS]
+        text = f"{message.text}\n{line}" if line else message.text
+        await self._poster.post(item, request.channel_id, thread_ts, text, blocks, broadcast=True)
         if message.csv_needed:
             await self._client.files_upload_v2(
                 channel=request.channel_id,
@@ -160,7 +184,22 @@ class Senders:
                 filename=csv_filename(view),
                 title=f"Run #{run.id}: every task",
             )
+        await self._charts(request.channel_id, thread_ts, view)
         await self._followups.queue_dm(request, message.text)
+
+    async def _charts(self, channel: str, thread_ts: str, view: ReportView) -> None:
+        """The report's charts, drawn in a worker process, with the numbers they are drawn from as CSV."""
+        charts = await in_worker(report_charts, view.run_id, list(view.pairs))
+        if not charts:
+            return
+        uploads = [
+            {"file": c.png, "filename": c.filename, "title": c.title, "alt_txt": c.alt_text} for c in charts
+        ]
+        numbers = await asyncio.to_thread(report_chart_csv, view.pairs)
+        uploads.append(
+            {"content": numbers, "filename": f"run-{view.run_id}-chart-data.csv", "title": "Chart data"}
+        )
+        await self._client.files_upload_v2(channel=channel, thread_ts=thread_ts, file_uploads=uploads)
 
     async def _notice(self, item: OutboxItem) -> None:
         request = await self._request_of(item)
