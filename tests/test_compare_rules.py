@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.csb.official import QUALITY_ISSUES, NoManifest, official_side, read_manifest
+from bot.csb.official_side import QUALITY_ISSUES, NoManifest, official_side, read_manifest
 from bot.domain.compare import OVERALL, FlipKind, LaneChoice, Side, TaskResult, compare
 from bot.domain.intervals import paired_diff_interval, wilson_interval
 from bot.domain.manifest_names import manifest_task_key

@@ -221,6 +221,10 @@ SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
         "failures by cause, and their words",
     ),
     "cli.py": (frozenset({"cli.py", "playground/cli.py"}), "`csb-bot`, and its `playground` subcommand"),
+    "compare.py": (
+        frozenset({"domain/compare.py", "services/compare.py", "slack/views/compare.py"}),
+        "comparing two runs: CSB's rules and statistics, the service that gathers both sides, their words",
+    ),
     "errors.py": (
         frozenset({"domain/errors.py", "slack/errors.py"}),
         "the one error tree, and the one place its errors become words",
@@ -312,9 +316,11 @@ SLACK_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "ids": frozenset(),
     "errors": frozenset(),
     "scopes": frozenset(),
+    "drawing": frozenset(),  # the one worker process charts are drawn in, for both sides
     "views": frozenset({"ids", "inbound.payloads"}),
-    "outbound": frozenset({"ids", "views"}),
-    "inbound": frozenset({"ids", "errors", "views", "outbound.notifier"}),
+    "outbound": frozenset({"ids", "views", "drawing"}),
+    # `/csb compare` uploads its chart itself, and words a refused upload as delivery does
+    "inbound": frozenset({"ids", "errors", "views", "drawing", "outbound.notifier", "outbound.delivery"}),
     "app": ANYTHING,  # assembles the Bolt app from both sides
     "__init__": ANYTHING,
 }

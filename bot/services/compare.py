@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bot.csb.harbor_run import AGENT_IMPORT_PATH
 from bot.csb.json_file import UnreadableJson
-from bot.csb.official import NoManifest, official_side, read_manifest
+from bot.csb.official_side import NoManifest, official_side, read_manifest
 from bot.domain.command_line import COMPARE_USAGE
 from bot.domain.compare import RESAMPLES, Comparison, LaneChoice, Side, TaskResult, compare
 from bot.domain.errors import InfraError, UserInputError

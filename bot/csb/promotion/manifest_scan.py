@@ -14,7 +14,6 @@ by `--selected-only` (the script's default here is off).
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,28 +35,17 @@ from bot.csb.trials import csb_task_name
 from bot.csb.verdicts.bounded_read import Notes, read_object
 from bot.csb.verdicts.lane_verdict import RESULT_LIMIT, is_trial_record
 from bot.csb.verdicts.manifest_status import CRASH_MAX_LINES, manifest_status
+from bot.domain.manifest_names import manifest_task_key
 from bot.domain.verdict import ManifestStatus
 
 TRANSCRIPT = Path("agent") / "claude-code.txt"
 TRAJECTORY = Path("agent") / "trajectory.json"
 JUDGE = "judge_result.json"
-_COPY_SUFFIX = re.compile(r"_[A-Za-z0-9]{6}$")
-_SWE_PRO = re.compile(r"^instance_([A-Za-z0-9.]+)-")  # an org already split off holds `_`: left alone
 
 
 def normalise_task_name(name: str) -> str:
-    """`_normalize_task_name`: `mcp_`/`bl_` with the copy's 6-character suffix, and `sgonly_`, stripped;
-    `ccx-` → `CCX-`; SWE-bench Pro's `instance_ORG-REPO-…` → `instance_ORG__REPO-…` (first dash)."""
-    for prefix in ("mcp_", "bl_"):
-        if name.startswith(prefix):
-            name = _COPY_SUFFIX.sub("", name[len(prefix) :])
-            break
-    if name.startswith("sgonly_"):
-        name = name[len("sgonly_") :]
-    if name.startswith("ccx-"):
-        name = "CCX-" + name[len("ccx-") :]
-    name = _SWE_PRO.sub(r"instance_\1__", name, count=1)
-    return name
+    """`_normalize_task_name`, the one MANIFEST task key (`bot/domain/manifest_names.py`)."""
+    return manifest_task_key(name)
 
 
 def has_agent_output(result: Mapping[str, Any]) -> bool:

@@ -129,7 +129,7 @@ class Senders:
         if not await asyncio.to_thread((self._repo / MANIFEST_PATH).is_file):
             return []  # no reference: nothing to say, and no worker to start for it
         async with self._store.read() as session:
-            lanes = await runs.run_lanes(session, run.id or 0)
+            lanes = await runs.run_lanes(session, run.id)
         versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes), 0)
         return card_warning(versus, self._alpha) if versus else []
 
