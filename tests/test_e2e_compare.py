@@ -130,9 +130,11 @@ async def test_bad_compare_input_is_answered_in_one_line(tmp_path: Path) -> None
         # Runs are shown as `/csb status` shows them: an outsider typing elsewhere sees neither run #1 nor
         # its headline.
         await h.driver.slash_command(OUTSIDER, "compare 1 official", "C0NOBOT")
+        await h.deliver()
+        (hidden,) = h.ephemeral_texts(OUTSIDER)
         await h.driver.slash_command(OUTSIDER, "runs", "C0NOBOT")
         await h.deliver()
-        hidden, listing = h.ephemeral_texts(OUTSIDER)
+        listing = h.ephemeral_texts(OUTSIDER)[-1]
         assert hidden.startswith(
             "run #1 is shown only in its own channel, to its requester, approvers and admins"
         )
