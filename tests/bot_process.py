@@ -44,7 +44,7 @@ retry_backoff_sec = 1
 [notifier]
 tick_seconds = 0.1
 """
-DEADLINE = 60.0
+DEADLINE = 150.0
 STOP_WAIT = 30.0  # a bot lets the ticks under way finish before it exits (the server's grace is 20 s)
 REPORT = re.compile(r"baseline \d+/\d+")  # the report's totals line
 

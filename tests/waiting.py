@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-DEADLINE = 60.0
+DEADLINE = 150.0
 POLL = 0.05
 
 
