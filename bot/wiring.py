@@ -19,6 +19,7 @@ from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.compare import CompareService
+from bot.services.coverage import CoverageService
 from bot.services.home import HomeService
 from bot.services.promotion import PromotionService
 from bot.services.queries import QueryService
@@ -155,6 +156,7 @@ def build_bot(
         control=control,
         promotion=promotion,
         compare=compare,
+        coverage=CoverageService(store, repo, config.policy),
         client=client,
     )
     replays = ReplayGuard(store, clock)

@@ -225,6 +225,10 @@ SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"domain/compare.py", "services/compare.py", "slack/views/compare.py"}),
         "comparing two runs: CSB's rules and statistics, the service that gathers both sides, their words",
     ),
+    "coverage.py": (
+        frozenset({"domain/coverage.py", "services/coverage.py", "slack/views/coverage.py"}),
+        "coverage and variance: CSB's planner rules, the service that counts runs, their words",
+    ),
     "errors.py": (
         frozenset({"domain/errors.py", "slack/errors.py"}),
         "the one error tree, and the one place its errors become words",

@@ -46,6 +46,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "compare": "A − B task by task: pass rates with 95 % intervals, McNemar, mean reward, cost; "
     "regressions, fixes, new errors",
     "runs": "finished runs, newest first, with their numbers",
+    "coverage": "valid runs per selected task and lane against a target (default 3), the tasks with none, "
+    "and CSB's variance waves; `--staging` counts finished staging runs too",
 }
 
 

@@ -29,7 +29,7 @@ class RunsArgs:
 
 
 def parse_compare_args(text: str) -> CompareArgs:
-    words, flags = _split(text, COMPARE_USAGE, {"lane"})
+    words, flags = split_flags(text, COMPARE_USAGE, {"lane"})
     if len(words) != 2:
         raise UserInputError(
             f"give two sides (run numbers or `{OFFICIAL}`), got {len(words)}", hint=COMPARE_USAGE
@@ -46,7 +46,7 @@ def parse_compare_args(text: str) -> CompareArgs:
 
 
 def parse_runs_args(text: str) -> RunsArgs:
-    words, flags = _split(text, RUNS_USAGE, {"suite", "model", "last"})
+    words, flags = split_flags(text, RUNS_USAGE, {"suite", "model", "last"})
     if words:
         raise UserInputError(f"unexpected `{' '.join(words)[:40]}`", hint=RUNS_USAGE)
     last = flags.get("last")
@@ -63,7 +63,7 @@ def _side(word: str) -> int | None:
     return None if word.lower() == OFFICIAL else parse_run_id(word, COMPARE_USAGE)
 
 
-def _split(text: str, usage: str, known: set[str]) -> tuple[list[str], dict[str, str]]:
+def split_flags(text: str, usage: str, known: set[str]) -> tuple[list[str], dict[str, str]]:
     """Bare words, and `--flag value` (or `--flag=value`) pairs of the known flags."""
     tokens = text.replace("=", " ").split()
     words: list[str] = []

@@ -25,6 +25,8 @@ from bot.domain.spec import Category
 from bot.services.compare import CompareService
 from bot.services.compare_args import parse_compare_args, parse_runs_args
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
+from bot.services.coverage import CoverageService
+from bot.services.coverage_args import parse_coverage_args
 from bot.services.promotion import PromotionService
 from bot.services.queries import QueryService, Viewer
 from bot.services.reply_queue import ReplyService
@@ -37,6 +39,7 @@ from bot.slack.inbound.payloads import SlashCommand
 from bot.slack.outbound.delivery import slack_error
 from bot.slack.views.charts import comparison_chart, comparison_chart_csv
 from bot.slack.views.compare import chart_comment, chart_not_posted, compare_text, runs_text, side_name
+from bot.slack.views.coverage import coverage_text
 from bot.slack.views.events import event_text
 from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
@@ -68,6 +71,7 @@ class CommandRouter:
         control: RunControlService,
         promotion: PromotionService,
         compare: CompareService,
+        coverage: CoverageService,
         client: AsyncWebClient | None = None,
     ) -> None:
         self._requests = requests
@@ -78,6 +82,7 @@ class CommandRouter:
         self._replies = replies
         self._launch = launch
         self._compare = compare
+        self._coverage = coverage
         self._client = client  # uploads the comparison's chart in the channel
         self._handlers: dict[str, Handler] = {
             "help": self._help,
@@ -93,6 +98,7 @@ class CommandRouter:
             "official": self._official,
             "compare": self._compare_runs,
             "runs": self._runs,
+            "coverage": self._coverage_of,
         }
 
     async def handle(self, command: SlashCommand) -> None:
@@ -236,6 +242,13 @@ class CommandRouter:
 
     async def _runs(self, command: SlashCommand, args: str) -> str:
         return runs_text(await self._compare.runs(parse_runs_args(args), await self._viewer(command)))
+
+    async def _coverage_of(self, command: SlashCommand, args: str) -> str:
+        answer = await self._coverage.coverage(parse_coverage_args(args), await self._viewer(command))
+        *first, last = coverage_text(answer)
+        for part in first:  # a long answer comes in parts, in order
+            await self._replies.ephemeral(command.response_url, part)
+        return last
 
 
 def _words(exc: Exception, text: str) -> str:

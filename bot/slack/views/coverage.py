@@ -1,0 +1,78 @@
+"""The words of `/csb coverage`: per suite, the valid runs per lane against the target, the tasks with
+none, and CSB's variance waves. Lists are cut at `LISTED` entries with a count of the rest."""
+
+from __future__ import annotations
+
+from bot.domain.coverage import SuiteCoverage, Wave, WaveMode
+from bot.domain.spec import LaneRole
+from bot.services.coverage import CoverageAnswer
+from bot.slack.views.format import chunk_lines, code, shown
+
+LISTED = 10
+_MODE_WORDS = {
+    WaveMode.BOTH: "both lanes",
+    WaveMode.BASELINE_ONLY: "baseline only (`--baseline-only`)",
+    WaveMode.MCP_ONLY: "MCP only (`--full-only`)",
+}
+
+
+def coverage_text(answer: CoverageAnswer) -> list[str]:
+    """The answer in parts of at most one section each, in order."""
+    result = answer.coverage
+    lines = [
+        f"*Coverage* of {code(answer.selection)} against {result.target} valid runs per task and lane",
+        _sources(answer),
+    ]
+    for suite in result.suites:
+        lines.extend(_suite_lines(suite))
+    if result.waves:
+        lines.append(f"*Variance plan* (CSB's `plan_variance_runs.py --target {result.target}`):")
+        lines.extend(f"• {_wave_line(wave)}" for wave in result.waves)
+    else:
+        lines.append(f"Every task has {result.target} valid runs on both lanes: nothing to plan.")
+    if result.extended_configs:
+        names = ", ".join(code(c) for c in result.extended_configs)
+        lines.append(
+            f"_CSB's plan_variance_runs.py does not count {names} lanes; same rule applied (counted as MCP)._"
+        )
+    return chunk_lines(lines)
+
+
+def _sources(answer: CoverageAnswer) -> str:
+    parts = [
+        "official: the MANIFEST's run_history"
+        if answer.manifest
+        else "official: no MANIFEST yet (none counted)"
+    ]
+    if answer.staging_runs is not None:
+        model = f" of models matching {code(answer.model)}" if answer.model else ""
+        parts.append(f"staging: {answer.staging_runs} finished runs{model}")
+    if answer.model and answer.manifest:
+        parts.append("the MANIFEST's run_history records no model: its runs count whatever the model")
+    if answer.excluded:
+        parts.append(f"{answer.excluded} excluded tasks left out")
+    return "_" + "; ".join(parts) + "_"
+
+
+def _suite_lines(suite: SuiteCoverage) -> list[str]:
+    head = (
+        f"*{shown(suite.suite)}* ({suite.tasks} tasks): baseline {suite.runs.baseline}/{suite.expected}, "
+        f"MCP {suite.runs.mcp}/{suite.expected} runs; still needed: {suite.deficit.baseline} baseline, "
+        f"{suite.deficit.mcp} MCP"
+    )
+    lines = [head]
+    for role in LaneRole:
+        missing = suite.without[role]
+        if missing:
+            lines.append(f"  no valid {role.value} run: {len(missing)}  {_listed(missing)}")
+    return lines
+
+
+def _wave_line(wave: Wave) -> str:
+    return f"wave {wave.number}, {_MODE_WORDS[wave.mode]}: {len(wave.tasks)} tasks ({wave.lanes} lanes)"
+
+
+def _listed(task_ids: tuple[str, ...]) -> str:
+    shown_ids = ", ".join(code(t) for t in task_ids[:LISTED])
+    rest = len(task_ids) - LISTED
+    return shown_ids + (f" and {rest} more" if rest > 0 else "")
