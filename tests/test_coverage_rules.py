@@ -107,8 +107,10 @@ def test_suite_coverage_counts_runs_up_to_the_target_and_lists_tasks_without_any
 def test_the_real_manifest_history_and_selection_read_as_csb_reads_them(tmp_path: Path) -> None:
     (tmp_path / "runs" / "official").mkdir(parents=True)
     shutil.copy(FIXTURES / "MANIFEST_F10.json", tmp_path / "runs" / "official" / "MANIFEST.json")
-    rows = manifest_history(tmp_path)
+    official = manifest_history(tmp_path)
+    rows = official.rows
     assert rows == [("ccb_understand", "mcp-remote-direct", "numpy-dtype-localize-001", 2)]
+    assert official.run_dirs == {"understand_haiku_20260224_001815", "understand_haiku_20260225_211346"}
     (tmp_path / "configs").mkdir()
     selection = json.loads((FIXTURES / "selection_cgen_rerun.json").read_text())
     selection["tasks"].append({"task_id": "numpy-dtype-localize-001", "benchmark": "ccb_understand"})
@@ -147,7 +149,7 @@ def test_files_coverage_cannot_use_are_refused_in_one_line(tmp_path: Path) -> No
             manifest_history(tmp_path)
         assert "\n" not in caught.value.message
     manifest.write_text('{"run_history": {"legacy-key": {"t": {"n_runs": 1}}, "a/b/c": {}}}')
-    assert manifest_history(tmp_path) == []  # keys not `suite/config` are ignored, as the planner does
+    assert manifest_history(tmp_path).rows == []  # keys not `suite/config` are ignored, as the planner does
     with pytest.raises(UserInputError, match=r"has no `configs/selected_benchmark_tasks\.json`"):
         read_selection(tmp_path)
     (tmp_path / "configs").mkdir()

@@ -28,6 +28,12 @@ History = list[tuple[str, str, str, int]]  # (suite, config, task, valid runs)
 
 
 @dataclass(frozen=True)
+class OfficialHistory:
+    rows: History
+    run_dirs: frozenset[str]  # the run folders run_history's runs came from (a promoted run's among them)
+
+
+@dataclass(frozen=True)
 class Selection:
     path: str  # relative to the checkout
     tasks: tuple[SelectedTask, ...]  # not excluded, with a suite and an id
@@ -64,7 +70,7 @@ class NoManifest(LookupError):
     """The checkout has no MANIFEST yet: no official run, so no official coverage."""
 
 
-def manifest_history(repo: Path) -> History:
+def manifest_history(repo: Path) -> OfficialHistory:
     """`run_history` as rows; NoManifest when absent, UserInputError when it is not CSB's shape."""
     try:
         data = read_json(repo / MANIFEST_PATH, MANIFEST_SIZE_LIMIT)
@@ -77,10 +83,11 @@ def manifest_history(repo: Path) -> History:
         raise UserInputError(
             f"`{MANIFEST_PATH}` is not in generate_manifest.py's shape: no `run_history` object"
         )
-    return list(_rows(history))
+    run_dirs: set[str] = set()
+    return OfficialHistory(list(_rows(history, run_dirs)), frozenset(run_dirs))
 
 
-def _rows(history: dict[str, Any]) -> Iterator[tuple[str, str, str, int]]:
+def _rows(history: dict[str, Any], run_dirs: set[str]) -> Iterator[tuple[str, str, str, int]]:
     for key, tasks in history.items():
         parts = key.split("/")
         if len(parts) != 2:
@@ -95,4 +102,7 @@ def _rows(history: dict[str, Any]) -> Iterator[tuple[str, str, str, int]]:
                     f"`{MANIFEST_PATH}`: run_history `{key[:80]}` task `{str(task)[:80]}` "
                     "has no whole `n_runs`"
                 )
+            for run in entry.get("runs", ()) if isinstance(entry.get("runs"), list) else ():
+                if isinstance(run, dict) and isinstance(run.get("run_dir"), str):
+                    run_dirs.add(run["run_dir"])
             yield suite, config, task, runs

@@ -12,7 +12,15 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.csb.coverage_files import History, NoManifest, Selection, manifest_history, read_selection
+from bot.csb.coverage_files import (
+    History,
+    NoManifest,
+    OfficialHistory,
+    Selection,
+    manifest_history,
+    read_selection,
+)
+from bot.csb.harbor_run import run_folder_names
 from bot.csb.verdicts.config_names import is_mcp_config
 from bot.domain.command_line import COVERAGE_USAGE
 from bot.domain.coverage import Coverage, SelectedTask, count_runs, coverage
@@ -49,10 +57,10 @@ class CoverageService:
     async def coverage(self, args: CoverageArgs, viewer: Viewer) -> CoverageAnswer:
         selection, official, has_manifest = await asyncio.to_thread(self._read)
         tasks = _chosen(selection, args.suites)
-        rows = list(official)
+        rows = list(official.rows)
         staging_runs = None
         if args.staging:
-            staging, staging_runs = await self._staging(args.model, viewer)
+            staging, staging_runs = await self._staging(args.model, viewer, official.run_dirs)
             rows.extend(staging)
         configs = {config for _suite, config, _task, _runs in rows}
         counts, extended = count_runs(rows, {config: is_mcp_config(config) for config in configs})
@@ -65,14 +73,18 @@ class CoverageService:
             model=args.model,
         )
 
-    def _read(self) -> tuple[Selection, History, bool]:
+    def _read(self) -> tuple[Selection, OfficialHistory, bool]:
         selection = read_selection(self._repo)
         try:
             return selection, manifest_history(self._repo), True
         except NoManifest:
-            return selection, [], False
+            return selection, OfficialHistory([], frozenset()), False
 
-    async def _staging(self, model: str | None, viewer: Viewer) -> tuple[History, int]:
+    async def _staging(
+        self, model: str | None, viewer: Viewer, official_dirs: frozenset[str]
+    ) -> tuple[History, int]:
+        """Valid lanes of the finished staging runs the viewer may see; a run whose folder the MANIFEST
+        already counts (it was promoted, or copied there) is counted once, as official."""
         rows: History = []
         counted = 0
         async with self._store.read() as session:
@@ -85,8 +97,11 @@ class CoverageService:
                     continue
                 if model and model.lower() not in request.spec.params.model.lower():
                     continue
+                lanes = await runs.run_lanes(session, run.id)
+                if official_dirs.intersection(run_folder_names(run.run_dir, {lane.suite for lane in lanes})):
+                    continue
                 counted += 1
-                for lane in await runs.run_lanes(session, run.id):
+                for lane in lanes:
                     result = lane_result(lane)
                     if result is not None and result.status in _VALID and result.invalid is None:
                         rows.append((lane.suite, lane.config, manifest_task_key(lane.task_id), 1))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from bot.domain.coverage import SuiteCoverage, Wave, WaveMode
 from bot.domain.spec import LaneRole
+from bot.domain.words import plural
 from bot.services.coverage import CoverageAnswer
 from bot.slack.views.format import chunk_lines, code, shown
 
 LISTED = 10
+_ROLE_WORDS = {LaneRole.BASELINE: "baseline", LaneRole.MCP: "MCP"}
 _MODE_WORDS = {
     WaveMode.BOTH: "both lanes",
     WaveMode.BASELINE_ONLY: "baseline only (`--baseline-only`)",
@@ -20,7 +22,8 @@ def coverage_text(answer: CoverageAnswer) -> list[str]:
     """The answer in parts of at most one section each, in order."""
     result = answer.coverage
     lines = [
-        f"*Coverage* of {code(answer.selection)} against {result.target} valid runs per task and lane",
+        f"*Coverage* of {code(answer.selection)} against "
+        f"{plural(result.target, 'valid run')} per task and lane",
         _sources(answer),
     ]
     for suite in result.suites:
@@ -29,7 +32,7 @@ def coverage_text(answer: CoverageAnswer) -> list[str]:
         lines.append(f"*Variance plan* (CSB's `plan_variance_runs.py --target {result.target}`):")
         lines.extend(f"• {_wave_line(wave)}" for wave in result.waves)
     else:
-        lines.append(f"Every task has {result.target} valid runs on both lanes: nothing to plan.")
+        lines.append(f"Every task has {plural(result.target, 'valid run')} on both lanes: nothing to plan.")
     if result.extended_configs:
         names = ", ".join(code(c) for c in result.extended_configs)
         lines.append(
@@ -46,17 +49,18 @@ def _sources(answer: CoverageAnswer) -> str:
     ]
     if answer.staging_runs is not None:
         model = f" of models matching {code(answer.model)}" if answer.model else ""
-        parts.append(f"staging: {answer.staging_runs} finished runs{model}")
+        parts.append(f"staging: {plural(answer.staging_runs, 'finished run')}{model} not in the MANIFEST")
     if answer.model and answer.manifest:
         parts.append("the MANIFEST's run_history records no model: its runs count whatever the model")
     if answer.excluded:
-        parts.append(f"{answer.excluded} excluded tasks left out")
+        parts.append(f"{plural(answer.excluded, 'excluded task')} left out")
     return "_" + "; ".join(parts) + "_"
 
 
 def _suite_lines(suite: SuiteCoverage) -> list[str]:
     head = (
-        f"*{shown(suite.suite)}* ({suite.tasks} tasks): baseline {suite.runs.baseline}/{suite.expected}, "
+        f"*{shown(suite.suite)}* ({plural(suite.tasks, 'task')}): "
+        f"baseline {suite.runs.baseline}/{suite.expected}, "
         f"MCP {suite.runs.mcp}/{suite.expected} runs; still needed: {suite.deficit.baseline} baseline, "
         f"{suite.deficit.mcp} MCP"
     )
@@ -64,12 +68,13 @@ def _suite_lines(suite: SuiteCoverage) -> list[str]:
     for role in LaneRole:
         missing = suite.without[role]
         if missing:
-            lines.append(f"  no valid {role.value} run: {len(missing)}  {_listed(missing)}")
+            lines.append(f"  no valid {_ROLE_WORDS[role]} run: {len(missing)}  {_listed(missing)}")
     return lines
 
 
 def _wave_line(wave: Wave) -> str:
-    return f"wave {wave.number}, {_MODE_WORDS[wave.mode]}: {len(wave.tasks)} tasks ({wave.lanes} lanes)"
+    tasks, lanes = plural(len(wave.tasks), "task"), plural(wave.lanes, "lane")
+    return f"wave {wave.number}, {_MODE_WORDS[wave.mode]}: {tasks} ({lanes})"
 
 
 def _listed(task_ids: tuple[str, ...]) -> str:

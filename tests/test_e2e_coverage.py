@@ -1,0 +1,110 @@
+"""`/csb coverage` end to end on the example bench: from nothing, from a finished staging run, from the
+MANIFEST's run_history (the run promoted by hand, counted once), and its refusals; nothing is written.
+
+The example bench's selection (`configs/selected_benchmark_tasks.json`) holds two `csb_sdlc_fix` tasks
+and one `csb_sdlc_debug` task; the run is `csb_sdlc_fix` from the suite file, whose third task is not in
+the selection, so only two of its pairs count."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from harness import Harness, running_bot
+from test_e2e_promote import _ask, _finished_run
+
+from bot.csb.promotion.manifest_diff import official_folders
+from bot.csb.promotion.manifest_file import write_manifest
+from bot.csb.promotion.manifest_scan import build_manifest, scan
+from bot.domain.clock import ManualClock
+
+SELECTION = "`configs/selected_benchmark_tasks.json`"
+DEBUG_NONE = (
+    "  no valid baseline run: 1  `lru-cache-eviction-debug-001`\n"
+    "  no valid MCP run: 1  `lru-cache-eviction-debug-001`"
+)
+
+
+def _tree(h: Harness) -> list[str]:
+    return sorted(str(p.relative_to(h.repo)) for p in h.repo.rglob("*"))
+
+
+async def _refusals(h: Harness) -> None:
+    for text, words in (
+        (
+            "coverage nosuch",
+            f"`nosuch` is not a suite of {SELECTION}; its suites: csb_sdlc_fix, csb_sdlc_debug",
+        ),
+        ("coverage csb_sdlc_fx", "did you mean `csb_sdlc_fix`?"),
+        ("coverage --target 0", "`--target` takes a number of runs from 1 to 20; got `0`"),
+        ("coverage --target 10000", "`--target` takes a number of runs from 1 to 20; got `10000`"),
+        ("coverage --colour red", "unknown flag `--colour`"),
+    ):
+        reply = await _ask(h, text)
+        assert words in reply, (text, reply)
+        assert "/csb coverage [suite…] [--model M] [--target N] [--staging]" in reply
+
+
+async def test_coverage_counts_official_and_staging_runs_and_plans_csb_waves(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+        await _refusals(h)
+        assert await _ask(h, "coverage") == "\n".join(
+            [
+                f"*Coverage* of {SELECTION} against 3 valid runs per task and lane",
+                "_official: no MANIFEST yet (none counted)_",
+                "*csb_sdlc_fix* (2 tasks): baseline 0/6, MCP 0/6 runs; still needed: 6 baseline, 6 MCP",
+                "  no valid baseline run: 2  `slugify-punctuation-fix-001`, `pagination-offset-fix-001`",
+                "  no valid MCP run: 2  `slugify-punctuation-fix-001`, `pagination-offset-fix-001`",
+                "*csb_sdlc_debug* (1 task): baseline 0/3, MCP 0/3 runs; still needed: 3 baseline, 3 MCP",
+                DEBUG_NONE,
+                "*Variance plan* (CSB's `plan_variance_runs.py --target 3`):",
+                "• wave 1, both lanes: 3 tasks (6 lanes)",
+                "• wave 2, both lanes: 3 tasks (6 lanes)",
+                "• wave 3, both lanes: 3 tasks (6 lanes)",
+            ]
+        )
+        folder = await _finished_run(h)
+        staging = await _ask(h, "coverage --staging")
+        assert (
+            "_official: no MANIFEST yet (none counted); staging: 1 finished run not in the MANIFEST_"
+            in staging
+        )
+        assert (
+            "*csb_sdlc_fix* (2 tasks): baseline 2/6, MCP 2/6 runs; still needed: 4 baseline, 4 MCP\n*"
+            in staging
+        )
+        assert staging.endswith(
+            "• wave 1, both lanes: 3 tasks (6 lanes)\n"
+            "• wave 2, both lanes: 3 tasks (6 lanes)\n"
+            "• wave 3, both lanes: 1 task (2 lanes)"
+        )
+
+        official = h.repo / "runs" / "official"  # the run promoted by hand, with its MANIFEST
+        shutil.copytree(folder, official / folder.name)
+        write_manifest(
+            official / "MANIFEST.json", build_manifest(scan(official_folders(official)), ManualClock().now())
+        )
+        before = _tree(h)
+        assert await _ask(h, "coverage csb_sdlc_fix --target 1") == "\n".join(
+            [
+                f"*Coverage* of {SELECTION} against 1 valid run per task and lane",
+                "_official: the MANIFEST's run_history_",
+                "*csb_sdlc_fix* (2 tasks): baseline 2/2, MCP 2/2 runs; still needed: 0 baseline, 0 MCP",
+                "Every task has 1 valid run on both lanes: nothing to plan.",
+            ]
+        )
+        both = await _ask(h, "coverage --target 2 --staging")  # the staging run is in the MANIFEST: once
+        assert "staging: 0 finished runs not in the MANIFEST_" in both
+        assert "*csb_sdlc_fix* (2 tasks): baseline 2/4, MCP 2/4 runs; still needed: 2 baseline, 2 MCP" in both
+        assert both.endswith(
+            "• wave 1, both lanes: 3 tasks (6 lanes)\n• wave 2, both lanes: 1 task (2 lanes)"
+        )
+        (official / "MANIFEST.json").write_text('{"run_history": {"csb_sdlc_fix/baseline": []}}')
+        broken = await _ask(h, "coverage")
+        assert (
+            "`runs/official/MANIFEST.json`: run_history `csb_sdlc_fix/baseline` is not an object of tasks"
+            in broken
+        )
+        assert _tree(h) == before
