@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from harness import Harness, running_bot
+from test_e2e_compare import png_size
 from test_e2e_promote import _ask, _finished_run
 
 from bot.csb.promotion.manifest_diff import official_folders
@@ -65,6 +66,18 @@ async def test_coverage_counts_official_and_staging_runs_and_plans_csb_waves(
                 "• wave 3, both lanes: 3 tasks (6 lanes)",
             ]
         )
+        (chart,) = [f for f in h.standin.files.shared() if f.filename == "coverage.png"]
+        assert chart.content is not None and png_size(chart.content) == (960, 540)
+        assert chart.extra["alt_txt"] == (
+            "Valid runs done per suite against the target (3 per task and lane): "
+            "csb_sdlc_fix: baseline 0/6, MCP 0/6; csb_sdlc_debug: baseline 0/3, MCP 0/3"
+        )
+        (data,) = [f for f in h.standin.files.shared() if f.filename == "coverage.csv"]
+        assert data.content is not None and data.content.decode().splitlines() == [
+            "suite,tasks,target,expected_runs,baseline_runs,mcp_runs,baseline_needed,mcp_needed",
+            "csb_sdlc_fix,2,3,6,0,0,6,6",
+            "csb_sdlc_debug,1,3,3,0,0,3,3",
+        ]
         folder = await _finished_run(h)
         staging = await _ask(h, "coverage --staging")
         assert (

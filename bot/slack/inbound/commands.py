@@ -37,9 +37,15 @@ from bot.slack.errors import answering, describe
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.payloads import SlashCommand
 from bot.slack.outbound.delivery import slack_error
-from bot.slack.views.charts import comparison_chart, comparison_chart_csv
+from bot.slack.views.charts import (
+    Chart,
+    comparison_chart,
+    comparison_chart_csv,
+    coverage_chart,
+    coverage_chart_csv,
+)
 from bot.slack.views.compare import chart_comment, chart_not_posted, compare_text, runs_text, side_name
-from bot.slack.views.coverage import coverage_text
+from bot.slack.views.coverage import coverage_comment, coverage_text
 from bot.slack.views.events import event_text
 from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
@@ -216,11 +222,24 @@ class CommandRouter:
         await self._replies.ephemeral(command.response_url, compare_text(result))
         a, b = side_name(result.a), side_name(result.b)
         chart = await in_worker(comparison_chart, result, a, b)
-        if chart is None or self._client is None:
+        if chart is None:
             return None
+        csv_file = ("comparison.csv", comparison_chart_csv(result))
+        failed = await self._post_chart(
+            command.channel_id, chart, csv_file, chart_comment(command.user_id, a, b)
+        )
+        return None if failed is None else chart_not_posted(failed)
+
+    async def _post_chart(
+        self, channel_id: str, chart: Chart, csv_file: tuple[str, str], comment: str
+    ) -> str | None:
+        """The chart and the CSV it is drawn from, in the channel; Slack's error when it refused them."""
+        if self._client is None:
+            return None
+        name, content = csv_file
         try:
             await self._client.files_upload_v2(
-                channel=command.channel_id,
+                channel=channel_id,
                 file_uploads=[
                     {
                         "file": chart.png,
@@ -228,27 +247,30 @@ class CommandRouter:
                         "title": chart.title,
                         "alt_txt": chart.alt_text,
                     },
-                    {
-                        "content": comparison_chart_csv(result),
-                        "filename": "comparison.csv",
-                        "title": "Chart data",
-                    },
+                    {"content": content, "filename": name, "title": "Chart data"},
                 ],
-                initial_comment=chart_comment(command.user_id, a, b),
+                initial_comment=comment,
             )
         except SlackApiError as exc:
-            return chart_not_posted(slack_error(exc)[0])
+            return slack_error(exc)[0]
         return None
 
     async def _runs(self, command: SlashCommand, args: str) -> str:
         return runs_text(await self._compare.runs(parse_runs_args(args), await self._viewer(command)))
 
-    async def _coverage_of(self, command: SlashCommand, args: str) -> str:
+    async def _coverage_of(self, command: SlashCommand, args: str) -> str | None:
+        """The answer as a reply, then its chart (drawn in the drawing process) in the channel."""
         answer = await self._coverage.coverage(parse_coverage_args(args), await self._viewer(command))
-        *first, last = coverage_text(answer)
-        for part in first:  # a long answer comes in parts, in order
+        for part in coverage_text(answer):  # a long answer comes in parts, in order
             await self._replies.ephemeral(command.response_url, part)
-        return last
+        chart = await in_worker(coverage_chart, answer.coverage)
+        if chart is None:
+            return None
+        csv_file = ("coverage.csv", coverage_chart_csv(answer.coverage))
+        failed = await self._post_chart(
+            command.channel_id, chart, csv_file, coverage_comment(command.user_id)
+        )
+        return None if failed is None else chart_not_posted(failed, "coverage")
 
 
 def _words(exc: Exception, text: str) -> str:

@@ -27,6 +27,7 @@ from bot.domain.chart_data import (
     suite_rates,
 )
 from bot.domain.compare import Comparison
+from bot.domain.coverage import Coverage
 from bot.domain.mrkdwn import clip
 from bot.domain.stats import PairOutcome
 
@@ -321,3 +322,86 @@ def _xerr(rows: Sequence[SuiteRate] | Sequence[ComparisonRow]) -> list[list[floa
 
 def _f(value: float) -> str:
     return f"{value:.6g}"
+
+
+def coverage_chart(result: Coverage) -> Chart | None:
+    """`/csb coverage`: per suite, the share of the target's runs done on each lane; None with no suite."""
+    suites = result.suites[:COVERAGE_SUITES]
+    if not suites:
+        return None
+    alt = "; ".join(
+        f"{s.suite}: baseline {s.runs.baseline}/{s.expected}, MCP {s.runs.mcp}/{s.expected}" for s in suites
+    )
+    return Chart(
+        "coverage.png",
+        f"Coverage against {result.target} valid runs per task and lane",
+        clip(
+            f"Valid runs done per suite against the target ({result.target} per task and lane): {alt}",
+            ALT_TEXT_LIMIT,
+        ),
+        png(coverage_figure(result)),
+    )
+
+
+COVERAGE_SUITES = 40  # one bar pair per suite stays readable at Slack's preview size up to about this many
+
+
+def coverage_figure(result: Coverage) -> Figure:
+    suites = result.suites[:COVERAGE_SUITES]
+    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout=None)
+    figure.subplots_adjust(left=0.08, right=0.98, bottom=0.3, top=0.9)
+    axes = figure.subplots()
+    xs = range(len(suites))
+    width = 0.38
+    for offset, name, colour, hatch, done in (
+        (-width / 2, "baseline", BASELINE_COLOUR, "", [s.runs.baseline for s in suites]),
+        (width / 2, "MCP", MCP_COLOUR, "//", [s.runs.mcp for s in suites]),
+    ):
+        heights = [100 * d / s.expected if s.expected else 0.0 for d, s in zip(done, suites, strict=True)]
+        axes.bar(
+            [x + offset for x in xs],
+            heights,
+            width,
+            label=name,
+            color=colour,
+            hatch=hatch,
+            edgecolor="black",
+            linewidth=0.5,
+        )
+    axes.set_xticks(list(xs), [s.suite for s in suites], rotation=30, ha="right", fontsize=8)
+    axes.set_ylim(0, 105)
+    axes.set_ylabel(f"valid runs done (% of {result.target} per task)")
+    axes.set_title(f"Coverage per suite against {result.target} valid runs per task and lane", fontsize=10)
+    axes.legend(fontsize=8, loc="lower right")
+    return figure
+
+
+def coverage_chart_csv(result: Coverage) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        [
+            "suite",
+            "tasks",
+            "target",
+            "expected_runs",
+            "baseline_runs",
+            "mcp_runs",
+            "baseline_needed",
+            "mcp_needed",
+        ]
+    )
+    for s in result.suites:
+        writer.writerow(
+            [
+                s.suite,
+                s.tasks,
+                result.target,
+                s.expected,
+                s.runs.baseline,
+                s.runs.mcp,
+                s.deficit.baseline,
+                s.deficit.mcp,
+            ]
+        )
+    return out.getvalue()

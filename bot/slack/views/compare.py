@@ -62,8 +62,8 @@ def chart_comment(user_id: str, a: str, b: str) -> str:
     return f"<@{user_id}> compared {a} with {b}: the difference per suite, A − B, with 95 % intervals."
 
 
-def chart_not_posted(error: str) -> str:
-    return f"The comparison's chart was not posted in this channel (Slack answered `{shown(error, 80)}`)."
+def chart_not_posted(error: str, what: str = "comparison") -> str:
+    return f"The {what}'s chart was not posted in this channel (Slack answered `{shown(error, 80)}`)."
 
 
 def versus_official_line(result: Comparison, alpha: float) -> str:

@@ -41,6 +41,10 @@ def coverage_text(answer: CoverageAnswer) -> list[str]:
     return chunk_lines(lines)
 
 
+def coverage_comment(user_id: str) -> str:
+    return f"<@{user_id}> asked for coverage: valid runs done per suite and lane, as a share of the target."
+
+
 def _sources(answer: CoverageAnswer) -> str:
     parts = [
         "official: the MANIFEST's run_history"
