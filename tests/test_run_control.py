@@ -175,6 +175,29 @@ async def test_drain_lets_running_lanes_finish(
         assert ("drain requested", REQUESTER, "out of budget") in await audit_trail(h)
 
 
+async def test_a_drained_run_offers_the_rest_and_the_click_requests_exactly_it(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARBOR_STANDIN_DELAY", "0.5")
+    async with bot(tmp_path, csb_database_url=db_url) as h:
+        card = await approved_run(h)
+        await h.driver.slash_command(REQUESTER, "cancel 1 --drain out of budget")
+        await h.deliver()
+        await run_until_idle(h.bot.engine, h.bot.store)
+        await h.deliver()
+        report = next(
+            m for m in h.thread(card) if "Run the rest" in [b.text for b in buttons(m.get("blocks", []))]
+        )
+        assert f"*1 task not run*: `{MERGE}`" in json.dumps(report["blocks"])
+        await h.driver.click_button(REQUESTER, CHANNEL, report["ts"], "Run the rest")
+        await h.deliver()
+        assert await rerun_tasks(h, 2) == [MERGE]  # not the tasks that ran to an end
+        assert "Rerun of #1: 0 failed, 0 errored, 2 cancelled lanes (1 task run again)" in card_text(
+            h.cards()[-1]
+        )
+        assert ("rerun requested", REQUESTER, "request #2 over 1 task") in await audit_trail(h)
+
+
 async def test_who_may_cancel_is_policy(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     script(tmp_path, monkeypatch, {SLUG: "hang", PAGE: "hang", MERGE: "hang"})
     policy = tmp_path / "policy.toml"

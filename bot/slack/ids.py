@@ -11,6 +11,7 @@ class ActionId(StrEnum):
     EDIT = "approval.edit"
     CANCEL = "run.cancel"
     RERUN_FAILED = "run.rerun_failed"
+    RUN_REST = "run.run_rest"
 
 
 class CallbackId(StrEnum):

@@ -14,7 +14,7 @@ from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
 from bot.domain.spec import Category, LaneRole
-from bot.domain.states import RERUNNABLE_LANE_STATES
+from bot.domain.states import RERUN_NOTE_ALWAYS_NAMED, RERUN_NOTE_LANE_STATES
 from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
 from bot.services.checks import RequestChecks
@@ -58,12 +58,10 @@ async def _rerun_note(session: AsyncSession, request: RunRequest) -> str | None:
         return None
     tasks = {task.task_id for task in request.spec.tasks}
     lanes = [lane for lane in await runs.run_lanes(session, request.rerun_of) if lane.task_id in tasks]
+    counted = {status: sum(1 for lane in lanes if lane.state is status) for status in RERUN_NOTE_LANE_STATES}
     counts = [
-        f"{sum(1 for lane in lanes if lane.state is status)} {status.value}"
-        for status in RERUNNABLE_LANE_STATES
+        f"{n} {status.value}" for status, n in counted.items() if n or status in RERUN_NOTE_ALWAYS_NAMED
     ]
-    if counts[-1].startswith("0 "):
-        counts.pop()  # timeouts are named only when there were some
     return f"Rerun of #{request.rerun_of}: {', '.join(counts)} lanes ({plural(len(tasks), 'task')} run again)"
 
 

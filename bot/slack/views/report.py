@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.slack_limits import MAX_HEADER_TEXT, MAX_MESSAGE_BLOCKS
 from bot.domain.spec import LaneRole
-from bot.domain.states import UNSCORED_LANE_STATES
+from bot.domain.states import UNSCORED_LANE_STATES, LaneStatus
 from bot.domain.stats import (
     LaneResult,
     LaneTotals,
@@ -373,9 +373,42 @@ def _tasks(n: int) -> str:
 def rerun_button(view: ReportView) -> list[Block]:
     """`Rerun failed` under the report, when some lane failed of a cause a rerun as is can fix (CSB's
     category A); the click reruns those tasks alone, never a genuine failure (D) or one whose setup or
-    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed)."""
-    button = _rerun_element(view)
-    return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])] if button else []
+    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed). Under a run
+    cancelled or drained part way, "N tasks not run" and `Run the rest`: a request over exactly the
+    tasks with a lane that never ran to an end (CSB's "don't rerun completed tasks; build a subset of
+    the remainder")."""
+    blocks: list[Block] = []
+    missing = not_run(view)
+    if missing:
+        text = f"*{len(missing)} {_tasks(len(missing))} not run*: {_shown_ids(missing)}"
+        button = ButtonElement(text="Run the rest", action_id=ActionId.RUN_REST, value=str(view.run_id))
+        blocks.append(
+            SectionBlock(
+                block_id=f"rest:{view.run_id}",
+                text=MarkdownTextObject(text=clip(text, SECTION_LIMIT)),
+                accessory=button,
+            )
+        )
+    rerun = _rerun_element(view)
+    if rerun:
+        blocks.append(ActionsBlock(block_id=f"report:{view.run_id}", elements=[rerun]))
+    return blocks
+
+
+def not_run(view: ReportView) -> list[str]:
+    """The tasks with a lane (of those the run has) that was cancelled before it ran to an end."""
+    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
+    return [
+        pair.task_id
+        for pair in view.pairs
+        if any(_lane(pair, role).status is LaneStatus.CANCELLED for role in roles)
+    ]
+
+
+def _shown_ids(task_ids: list[str], listed: int = 10) -> str:
+    text = ", ".join(code(task_id, 150) for task_id in task_ids[:listed])
+    rest = len(task_ids) - listed
+    return text + (f" and {rest} more" if rest > 0 else "")
 
 
 def _rerun_element(view: ReportView) -> ButtonElement | None:

@@ -10,6 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.limits import REASON_CHARS
+from bot.domain.states import LaneStatus
 from bot.services.control_args import CATEGORY_A
 from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
@@ -133,6 +134,27 @@ class RunControlClicks:
             trigger_id=click.trigger_id,
         )
 
+    async def run_rest(self, click: ButtonClick) -> None:
+        """A new request over the tasks of a cancelled or drained run that have a lane that never ran to
+        an end; its card is the answer."""
+        if not await self._first_time(click):
+            return
+        await answering(
+            lambda: self._run_rest(click), lambda text: self._replies.ephemeral(click.response_url, text)
+        )
+
+    async def _run_rest(self, click: ButtonClick) -> None:
+        actor = await self._directory.actor(click.user_id)
+        await self._requests.authorize_sight(request_id_of(click.row_id), actor, click.channel_id, "rerun")
+        await self._control.rerun(
+            click.row_id,
+            actor,
+            only=(LaneStatus.CANCELLED,),
+            channel_id=click.channel_id or "",
+            response_url=click.response_url,
+            trigger_id=click.trigger_id,
+        )
+
     async def _first_time(self, click: ButtonClick) -> bool:
         """A replayed signed click (same user, element and action_ts) is ignored."""
         return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
@@ -153,3 +175,7 @@ def register(app: AsyncApp, clicks: RunControlClicks, listen: Prologue) -> None:
     @app.action(ActionId.RERUN_FAILED.value)
     async def on_rerun_failed(ack: AsyncAck, body: dict[str, Any]) -> None:
         await listen.run(ack, body, lambda: clicks.rerun_failed(ButtonClick.from_body(body)))
+
+    @app.action(ActionId.RUN_REST.value)
+    async def on_run_rest(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await listen.run(ack, body, lambda: clicks.run_rest(ButtonClick.from_body(body)))
