@@ -156,7 +156,7 @@ def build_bot(
         control=control,
         promotion=promotion,
         compare=compare,
-        coverage=CoverageService(store, repo, config.policy),
+        coverage=CoverageService(store, repo, config.policy, requests, clock),
         client=client,
     )
     replays = ReplayGuard(store, clock)

@@ -7,12 +7,14 @@ the selection, so only two of its pairs count."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 from harness import Harness, running_bot
 from test_e2e_compare import png_size
 from test_e2e_promote import _ask, _finished_run
+from test_e2e_run import card_text
 
 from bot.csb.promotion.manifest_diff import official_folders
 from bot.csb.promotion.manifest_file import write_manifest
@@ -43,7 +45,7 @@ async def _refusals(h: Harness) -> None:
     ):
         reply = await _ask(h, text)
         assert words in reply, (text, reply)
-        assert "/csb coverage [suite…] [--model M] [--target N] [--staging]" in reply
+        assert "/csb coverage [suite…] [--model M] [--target N] [--staging] [--fill | --plan]" in reply
 
 
 async def test_coverage_counts_official_and_staging_runs_and_plans_csb_waves(
@@ -60,7 +62,8 @@ async def test_coverage_counts_official_and_staging_runs_and_plans_csb_waves(
                 "  no valid MCP run: 2  `slugify-punctuation-fix-001`, `pagination-offset-fix-001`",
                 "*csb_sdlc_debug* (1 task): baseline 0/3, MCP 0/3 runs; still needed: 3 baseline, 3 MCP",
                 DEBUG_NONE,
-                "*Variance plan* (CSB's `plan_variance_runs.py --target 3`):",
+                "*Variance plan* (CSB's `plan_variance_runs.py --target 3`; "
+                "`--plan` requests it, `--fill` the tasks with none):",
                 "• wave 1, both lanes: 3 tasks (6 lanes)",
                 "• wave 2, both lanes: 3 tasks (6 lanes)",
                 "• wave 3, both lanes: 3 tasks (6 lanes)",
@@ -121,3 +124,60 @@ async def test_coverage_counts_official_and_staging_runs_and_plans_csb_waves(
             in broken
         )
         assert _tree(h) == before
+
+
+async def test_fill_and_plan_request_csb_waves_through_the_approval_card(tmp_path: Path, db_url: str) -> None:
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+        selected = json.loads((h.repo / "configs" / "selected_benchmark_tasks.json").read_text())["tasks"]
+        fill = "configs/harnesses/gap_fill_both_20260101T000000.json"
+        assert await _ask(h, "coverage csb_sdlc_fix --fill") == (
+            "*1 request for approval*, each over a selection file in CSB's shape:\n"
+            f"• #1: wave 1, both lanes: 2 tasks (4 lanes), `{fill}`"
+        )
+        assert json.loads((h.repo / fill).read_text()) == {
+            "metadata": {"description": "Gap fill: tasks with no valid both run", "task_count": 2},
+            "tasks": selected[:2],  # the selection's task objects, copied as they are
+        }
+        (card,) = h.cards()
+        assert f"*Suite*\n`{fill}`\n*Config*\n`paired`" in card_text(card)
+
+        manifest = h.repo / "runs" / "official" / "MANIFEST.json"
+        manifest.parent.mkdir(parents=True)
+        counts = {
+            "csb_sdlc_fix/baseline-local-direct": {
+                "slugify-punctuation-fix-001": 2,
+                "pagination-offset-fix-001": 1,
+            },
+            "csb_sdlc_fix/mcp-remote-direct": {"slugify-punctuation-fix-001": 1},
+        }
+        history = {key: {task: {"n_runs": n} for task, n in tasks.items()} for key, tasks in counts.items()}
+        manifest.write_text(json.dumps({"run_history": history}))
+        waves = "configs/variance_reruns/wave{}_{}_20260101T000000.json"
+        assert await _ask(h, "coverage --plan --target 2") == "\n".join(
+            [
+                "*4 requests for approval*, each over a selection file in CSB's shape:",
+                f"• #2: wave 1, both lanes: 2 tasks (4 lanes), `{waves.format(1, 'both')}`",
+                f"• #3: wave 1, MCP only (`--full-only`): 1 task (1 lane), `{waves.format(1, 'mcp_only')}`",
+                f"• #4: wave 2, both lanes: 1 task (2 lanes), `{waves.format(2, 'both')}`",
+                f"• #5: wave 2, MCP only (`--full-only`): 1 task (1 lane), `{waves.format(2, 'mcp_only')}`",
+            ]
+        )
+        tasks = {
+            name: [t["task_id"] for t in json.loads((h.repo / waves.format(*name)).read_text())["tasks"]]
+            for name in ((1, "both"), (1, "mcp_only"), (2, "both"), (2, "mcp_only"))
+        }
+        assert tasks == {
+            (1, "both"): ["pagination-offset-fix-001", "lru-cache-eviction-debug-001"],
+            (1, "mcp_only"): ["slugify-punctuation-fix-001"],
+            (2, "both"): ["lru-cache-eviction-debug-001"],
+            (2, "mcp_only"): ["pagination-offset-fix-001"],
+        }
+        one_lane = card_text(
+            h.cards()[2]
+        )  # request #3: its baseline counterpart is not in the MANIFEST's runs
+        assert "`full-only` · full config `mcp-remote-direct`" in one_lane
+        assert ":x: No clean counterpart result for 1 task: `slugify-punctuation-fix-001`" in one_lane
+        assert "nothing to request: every task already has 1 valid run" not in await _ask(
+            h, "coverage --fill"
+        )
+        assert "give --fill or --plan, not both" in await _ask(h, "coverage --fill --plan")

@@ -11,15 +11,18 @@ well under a second. Blocking I/O; callers run it in a thread.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bot.csb.catalog import DEFAULT_SELECTION_FILE
 from bot.csb.counterparts import MANIFEST_PATH, MANIFEST_SIZE_LIMIT
 from bot.csb.json_file import MIB, UnreadableJson, read_json
-from bot.domain.coverage import SelectedTask
+from bot.domain.coverage import SelectedTask, Wave
 from bot.domain.errors import UserInputError
 
 SELECTION_SIZE_LIMIT = 32 * MIB  # as for any task file the bot reads
@@ -106,3 +109,28 @@ def _rows(history: dict[str, Any], run_dirs: set[str]) -> Iterator[tuple[str, st
                 if isinstance(run, dict) and isinstance(run.get("run_dir"), str):
                     run_dirs.add(run["run_dir"])
             yield suite, config, task, runs
+
+
+# Where CSB puts these files: AGENT_OPERATIONS.md's gap-fill subset, plan_variance_runs.py's waves.
+GAP_FILL_DIR = "configs/harnesses"
+VARIANCE_DIR = "configs/variance_reruns"
+
+
+def write_wave(repo: Path, selection: Selection, wave: Wave, folder: str, stem: str, description: str) -> str:
+    """The wave's tasks as a selection file in CSB's shape, `{"metadata": {"description", "task_count"},
+    "tasks": [...]}`, each task object copied from the selection as it is; written whole or not at all
+    (a temporary file renamed); returns its path from the checkout root. The name carries the moment, so
+    a file an earlier request pinned is never overwritten."""
+    tasks = [selection.entries[task.index] for task in wave.tasks]
+    data = {"metadata": {"description": description, "task_count": len(tasks)}, "tasks": tasks}
+    rel = f"{folder}/{stem}.json"
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.writing")
+    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return rel
+
+
+def stamp(at: datetime) -> str:
+    return at.strftime("%Y%m%dT%H%M%S")

@@ -9,33 +9,44 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.csb.coverage_files import (
+    GAP_FILL_DIR,
+    VARIANCE_DIR,
     History,
     NoManifest,
     OfficialHistory,
     Selection,
     manifest_history,
     read_selection,
+    stamp,
+    write_wave,
 )
 from bot.csb.harbor_run import run_folder_names
 from bot.csb.verdicts.config_names import is_mcp_config
+from bot.domain.clock import Clock
 from bot.domain.command_line import COVERAGE_USAGE
-from bot.domain.coverage import Coverage, SelectedTask, count_runs, coverage
+from bot.domain.coverage import Coverage, SelectedTask, Wave, WaveMode, count_runs, coverage
 from bot.domain.errors import UserInputError
 from bot.domain.manifest_names import manifest_task_key
-from bot.domain.policy import PolicyConfig, may_see
-from bot.domain.spec import Category
+from bot.domain.policy import Actor, PolicyConfig, may_see
+from bot.domain.spec import Category, Mode, RunParams
 from bot.domain.verdict import ManifestStatus
 from bot.services.compare import SCAN_LIMIT, lane_result
 from bot.services.coverage_args import CoverageArgs
 from bot.services.queries import Viewer
+from bot.services.requests import RunRequestService
 from bot.store import history, runs
 from bot.store.db import Store
 
 _VALID = frozenset({ManifestStatus.PASSED, ManifestStatus.FAILED})
+MODE_OF = {
+    WaveMode.BOTH: Mode.PAIRED,
+    WaveMode.BASELINE_ONLY: Mode.BASELINE_ONLY,
+    WaveMode.MCP_ONLY: Mode.FULL_ONLY,
+}
 
 
 @dataclass(frozen=True)
@@ -48,13 +59,69 @@ class CoverageAnswer:
     model: str | None
 
 
+@dataclass(frozen=True)
+class WaveRequest:
+    wave: Wave
+    selection_file: str  # written for it, from the checkout root
+    request_id: int
+
+
 class CoverageService:
-    def __init__(self, store: Store, repo: Path, policy: PolicyConfig) -> None:
+    def __init__(
+        self, store: Store, repo: Path, policy: PolicyConfig, submitter: RunRequestService, clock: Clock
+    ) -> None:
         self._store = store
         self._repo = repo
         self._policy = policy
+        self._submitter = submitter
+        self._clock = clock
 
     async def coverage(self, args: CoverageArgs, viewer: Viewer) -> CoverageAnswer:
+        return (await self._compute(args, viewer))[0]
+
+    async def request_waves(
+        self,
+        args: CoverageArgs,
+        viewer: Viewer,
+        *,
+        actor: Actor,
+        response_url: str | None,
+        trigger_id: str | None,
+    ) -> list[WaveRequest]:
+        """`--fill`: a request per lane choice over the tasks with no valid run on a lane (the waves of a
+        target of one); `--plan`: a request per wave of CSB's plan to the target. Each wave's selection
+        file is written in CSB's shape, then resolved and submitted as `/csb run --selection-file` would
+        be, so each gets the normal approval card (and a one-lane wave the pairing guard's check)."""
+        answer, selection = await self._compute(replace(args, target=1) if args.fill else args, viewer)
+        waves = answer.coverage.waves
+        if not waves:
+            raise UserInputError(
+                f"nothing to request: every task already has {answer.coverage.target} valid runs "
+                "on both lanes",
+                hint=COVERAGE_USAGE,
+            )
+        made = []
+        now = stamp(self._clock.now())
+        for index, wave in enumerate(waves):
+            if args.fill:
+                folder, stem = GAP_FILL_DIR, f"gap_fill_{wave.mode.value}_{now}"
+                description = f"Gap fill: tasks with no valid {wave.mode.value.replace('_', ' ')} run"
+            else:
+                folder, stem = VARIANCE_DIR, f"wave{wave.number}_{wave.mode.value}_{now}"
+                description = f"Variance wave {wave.number} ({wave.mode.value}) to {args.target} runs"
+            rel = await asyncio.to_thread(write_wave, self._repo, selection, wave, folder, stem, description)
+            spec = await self._submitter.resolve(RunParams(selection_file=rel, mode=MODE_OF[wave.mode]))
+            request_id = await self._submitter.submit(
+                spec,
+                actor=actor,
+                channel_id=viewer.channel_id,
+                response_url=response_url,
+                trigger_id=f"{trigger_id}#{index}" if trigger_id else None,  # one request per wave, once
+            )
+            made.append(WaveRequest(wave, rel, request_id))
+        return made
+
+    async def _compute(self, args: CoverageArgs, viewer: Viewer) -> tuple[CoverageAnswer, Selection]:
         selection, official, has_manifest = await asyncio.to_thread(self._read)
         tasks = _chosen(selection, args.suites)
         rows = list(official.rows)
@@ -64,7 +131,7 @@ class CoverageService:
             rows.extend(staging)
         configs = {config for _suite, config, _task, _runs in rows}
         counts, extended = count_runs(rows, {config: is_mcp_config(config) for config in configs})
-        return CoverageAnswer(
+        answer = CoverageAnswer(
             coverage=coverage(tasks, counts, args.target, extended),
             selection=selection.path,
             excluded=selection.excluded,
@@ -72,6 +139,7 @@ class CoverageService:
             staging_runs=staging_runs,
             model=args.model,
         )
+        return answer, selection
 
     def _read(self) -> tuple[Selection, OfficialHistory, bool]:
         selection = read_selection(self._repo)

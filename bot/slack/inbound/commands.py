@@ -45,7 +45,7 @@ from bot.slack.views.charts import (
     coverage_chart_csv,
 )
 from bot.slack.views.compare import chart_comment, chart_not_posted, compare_text, runs_text, side_name
-from bot.slack.views.coverage import coverage_comment, coverage_text
+from bot.slack.views.coverage import coverage_comment, coverage_text, waves_requested_text
 from bot.slack.views.events import event_text
 from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
@@ -259,8 +259,19 @@ class CommandRouter:
         return runs_text(await self._compare.runs(parse_runs_args(args), await self._viewer(command)))
 
     async def _coverage_of(self, command: SlashCommand, args: str) -> str | None:
-        """The answer as a reply, then its chart (drawn in the drawing process) in the channel."""
-        answer = await self._coverage.coverage(parse_coverage_args(args), await self._viewer(command))
+        """The answer as a reply, then its chart (drawn in the drawing process) in the channel; with
+        `--fill` or `--plan`, the requests made (their cards in the channel are the rest of the answer)."""
+        parsed = parse_coverage_args(args)
+        if parsed.fill or parsed.plan:
+            made = await self._coverage.request_waves(
+                parsed,
+                await self._viewer(command),
+                actor=await self._directory.actor(command.user_id),
+                response_url=command.response_url,
+                trigger_id=command.trigger_id,
+            )
+            return waves_requested_text(made)
+        answer = await self._coverage.coverage(parsed, await self._viewer(command))
         for part in coverage_text(answer):  # a long answer comes in parts, in order
             await self._replies.ephemeral(command.response_url, part)
         chart = await in_worker(coverage_chart, answer.coverage)

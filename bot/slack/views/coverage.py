@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.domain.coverage import SuiteCoverage, Wave, WaveMode
 from bot.domain.spec import LaneRole
 from bot.domain.words import plural
-from bot.services.coverage import CoverageAnswer
+from bot.services.coverage import CoverageAnswer, WaveRequest
 from bot.slack.views.format import chunk_lines, code, shown
 
 LISTED = 10
@@ -29,7 +29,10 @@ def coverage_text(answer: CoverageAnswer) -> list[str]:
     for suite in result.suites:
         lines.extend(_suite_lines(suite))
     if result.waves:
-        lines.append(f"*Variance plan* (CSB's `plan_variance_runs.py --target {result.target}`):")
+        lines.append(
+            f"*Variance plan* (CSB's `plan_variance_runs.py --target {result.target}`; "
+            "`--plan` requests it, `--fill` the tasks with none):"
+        )
         lines.extend(f"• {_wave_line(wave)}" for wave in result.waves)
     else:
         lines.append(f"Every task has {plural(result.target, 'valid run')} on both lanes: nothing to plan.")
@@ -85,3 +88,9 @@ def _listed(task_ids: tuple[str, ...]) -> str:
     shown_ids = ", ".join(code(t) for t in task_ids[:LISTED])
     rest = len(task_ids) - LISTED
     return shown_ids + (f" and {rest} more" if rest > 0 else "")
+
+
+def waves_requested_text(made: list[WaveRequest]) -> str:
+    lines = [f"*{plural(len(made), 'request')} for approval*, each over a selection file in CSB's shape:"]
+    lines += [f"• #{m.request_id}: {_wave_line(m.wave)}, {code(m.selection_file)}" for m in made]
+    return "\n".join(lines)
