@@ -43,7 +43,9 @@ def trial_in_job(job_dir: Path) -> Path | None:
         return None
     found = [job_dir / name / RESULT_FILE for name in names if is_trial_folder(name)]
     found = [path for path in found if path.is_file()]
-    return max(found, key=_mtime) if found else None
+    if len(found) <= 1:  # the usual one trial: no `stat` for its age
+        return found[0] if found else None
+    return max(found, key=_mtime)
 
 
 def attempt_trial(jobs_dir: Path, job: str, task_id: str) -> Path | None:
@@ -58,7 +60,11 @@ def attempt_trial(jobs_dir: Path, job: str, task_id: str) -> Path | None:
 
 def read_trial(path: Path) -> TrialOutcome:
     """Classify one trial result; an unreadable file is `errored` (infra, as CSB fingerprints it)."""
-    data, problem = _load(path)
+    return _classified(path, *_load(path))
+
+
+def _classified(path: Path, data: dict[str, Any] | None, problem: str) -> TrialOutcome:
+    """`read_trial` on the file already loaded (`_load`)."""
     if data is None:
         return TrialOutcome(
             status=LaneStatus.ERRORED,
@@ -91,10 +97,13 @@ def lane_outcome(
     writing it at this moment, and calling that `errored` would end the lane early.
     """
     path = trial_in_job(job_dir) if job_dir is not None else find_trial_result(jobs_dir, task_id)
-    if path is not None and (exit_code is not None or _is_finished(path)):
-        outcome = read_trial(path)
+    # The result is read and parsed once, here, for its outcome and its verdicts alike.
+    data, problem = _load(path) if path is not None else (None, "")
+    if path is not None and (exit_code is not None or _is_finished(data)):
+        outcome = _classified(path, data, problem)
         if config is not None:
-            outcome = outcome.model_copy(update={"verdict": judge_trial(path.parent, config)})
+            verdict = judge_trial(path.parent, config, result=data)
+            outcome = outcome.model_copy(update={"verdict": verdict})
             decided = by_catalog(outcome)
             if decided is not None:
                 return decided
@@ -202,8 +211,8 @@ def names_task(task_name: str, task_id: str) -> bool:
     return task_name == task_id or task_name.partition("/")[2] == task_id
 
 
-def _is_finished(path: Path) -> bool:
-    data, _ = _load(path)
+def _is_finished(data: dict[str, Any] | None) -> bool:
+    """Whether a loaded trial result says the trial ended (an unreadable one may be being written)."""
     return data is not None and data.get("finished_at", True) is not None
 
 

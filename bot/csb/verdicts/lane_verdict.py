@@ -24,11 +24,16 @@ TASK_METRICS = "task_metrics.json"
 RESULT_LIMIT = 4 * 1024 * 1024  # a trial's result.json is a few kilobytes (as `bot.csb.results` reads it)
 
 
-def judge_trial(trial_dir: Path, config: str) -> LaneVerdict | None:
+def judge_trial(trial_dir: Path, config: str, *, result: dict[str, Any] | None = None) -> LaneVerdict | None:
     """The verdicts of the trial in `trial_dir`, run as lane `config`; None when its result.json is a
-    job's (batch-level) record, which no CSB tool takes for a trial."""
+    job's (batch-level) record, which no CSB tool takes for a trial.
+
+    `result`: its result.json as the caller read it already (the engine reads it for the outcome
+    first), so it is not read and parsed a second time; without it, or when it could not be read, the
+    file is read here, and what was wrong with it goes into the verdict."""
     notes = Notes()
-    result = read_object(trial_dir / RESULT, notes, limit=RESULT_LIMIT)
+    if result is None:
+        result = read_object(trial_dir / RESULT, notes, limit=RESULT_LIMIT)
     if result is None:
         return _corrupt(config, notes)
     if not is_trial_record(result):
