@@ -11,6 +11,9 @@ class ActionId(StrEnum):
     EDIT = "approval.edit"
     CANCEL = "run.cancel"
     RERUN_FAILED = "run.rerun_failed"
+    PROMOTE = "run.promote"  # `Promote to official` under a finished staging run's report
+    PROMOTION_APPROVE = "promotion.approve"
+    PROMOTION_REJECT = "promotion.reject"
 
 
 class CallbackId(StrEnum):

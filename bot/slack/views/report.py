@@ -79,6 +79,7 @@ class ReportView:
     cancelled: bool = False
     stopped_by: str | None = None
     stop_reason: str | None = None
+    promotable: bool = False  # a finished staging run: `Promote to official` (authorised at click time)
 
 
 @dataclass(frozen=True)
@@ -373,9 +374,15 @@ def _tasks(n: int) -> str:
 def rerun_button(view: ReportView) -> list[Block]:
     """`Rerun failed` under the report, when some lane failed of a cause a rerun as is can fix (CSB's
     category A); the click reruns those tasks alone, never a genuine failure (D) or one whose setup or
-    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed)."""
-    button = _rerun_element(view)
-    return [ActionsBlock(block_id=f"report:{view.run_id}", elements=[button])] if button else []
+    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed). Beside it,
+    `Promote to official` under a finished staging run's report."""
+    promote = (
+        ButtonElement(text="Promote to official", action_id=ActionId.PROMOTE, value=str(view.run_id))
+        if view.promotable
+        else None
+    )
+    buttons = [button for button in (_rerun_element(view), promote) if button is not None]
+    return [ActionsBlock(block_id=f"report:{view.run_id}", elements=buttons)] if buttons else []
 
 
 def _rerun_element(view: ReportView) -> ButtonElement | None:
