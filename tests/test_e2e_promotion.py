@@ -72,7 +72,7 @@ async def click(h: Harness, user: str, label: str) -> str:
 async def execute(h: Harness) -> None:
     """The engine's tick claims the approved promotion; its steps run in the background until done."""
     await h.bot.engine.tick()
-    await h.bot.engine.promotion_runner.wait()
+    await h.bot.engine.promotions.wait()
     await h.deliver()
 
 
@@ -152,7 +152,10 @@ async def test_a_failed_gate_removes_approve_and_a_changed_tree_voids_it(tmp_pat
         folder = await finished_run(h)
         script = h.repo / "scripts" / "running" / "extract_task_metrics.py"
         script.rename(tmp_path / "extract.py")  # task_metrics.json cannot be written: a failed gate
-        await ask(h, REQUESTER, "promote 1")
+        run_card = next(m for m in h.cards() if "Promotion #" not in card_text(m))
+        (report,) = [m for m in h.thread(run_card) if "Promote to official" in labels(m)]
+        await h.driver.click_button(REQUESTER, CHANNEL, report["ts"], "Promote to official")
+        await h.deliver()
         card = promotion_card(h)
         assert "*BLOCKED*" in card_text(card) and "No Approve: a gate failed" in card_text(card)
         assert labels(card) == ["Reject"]
