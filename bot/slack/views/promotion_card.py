@@ -99,7 +99,7 @@ def _decision_blocks(view: PromotionCardView) -> list[Block]:
         for step in STEPS:
             entry = done.get(step)
             if entry is None:
-                lines.append(f":white_circle: {step.value}")
+                lines.append(f":hourglass: {step.value} (not yet)")
             else:
                 note = f": {shown(entry.note, 300)}" if entry.note else ""
                 lines.append(f"{_MARKS[entry.phase]} {step.value}{note}")
