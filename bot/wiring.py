@@ -16,12 +16,14 @@ from bot.domain.clock import Clock, SystemClock
 from bot.domain.redact import RedactingFilter, Redactor
 from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
+from bot.engine.promotion_runner import HOLD_ENV
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.compare import CompareService
 from bot.services.coverage import CoverageService
 from bot.services.home import HomeService
 from bot.services.promotion import PromotionService
+from bot.services.promotion_gate import PromotionGate
 from bot.services.queries import QueryService
 from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
@@ -34,6 +36,7 @@ from bot.slack.inbound.decisions import DecisionHandler
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.identity import SlackIdentity
 from bot.slack.inbound.inflight import InFlight
+from bot.slack.inbound.listeners.promotion_clicks import PromotionClicks
 from bot.slack.inbound.listeners.run_control import RunControlClicks
 from bot.slack.outbound.direct_reply import reply_now
 from bot.slack.outbound.notifier import Notifier
@@ -120,6 +123,7 @@ def build_bot(
         eager=eager_notifier,
         executor_settings=settings.executor(config),
         redact=redact,
+        promotion_hold=environ.get(HOLD_ENV),
     )
     notifier = Notifier(
         store,
@@ -146,6 +150,7 @@ def build_bot(
     queries = QueryService(store, catalog, checks, config.policy)
     control = RunControlService(store, config.policy, clock, requests, repo)
     promotion = PromotionService(store, repo, config.policy, config.promote, clock)
+    promotion_gate = PromotionGate(store, promotion, config.policy, clock)
     compare = CompareService(store, repo, config.policy)
     router = CommandRouter(
         requests,
@@ -155,6 +160,7 @@ def build_bot(
         launch=launch,
         control=control,
         promotion=promotion,
+        promotion_gate=promotion_gate,
         compare=compare,
         coverage=CoverageService(store, repo, config.policy, requests, clock),
         client=client,
@@ -174,6 +180,7 @@ def build_bot(
         inflight,
         HomeService(store, clock),
         clicks,
+        PromotionClicks(promotion_gate, replies, directory, replays),
         replays,
         identity,
         socket_mode=socket_mode,

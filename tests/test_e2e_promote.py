@@ -53,14 +53,15 @@ async def test_promote_shows_gates_diff_and_destination_and_moves_nothing(
         write_manifest(
             official / "MANIFEST.json", build_manifest(scan(official_folders(official)), ManualClock().now())
         )
+        (h.repo / "scripts" / "running" / "extract_task_metrics.py").unlink()
         before = sorted(str(p.relative_to(h.repo)) for p in h.repo.rglob("*"))
 
-        reply = await _ask(h, "promote 1")
+        reply = await _ask(h, "promote 1 --dry-run")
         assert "*Promotion dry run* of run #1" in reply and "*BLOCKED*" in reply
         assert f"Goes to `runs/official/{folder.name}`" in reply
         assert ":white_check_mark: 0 critical issues found" in reply
         assert ":white_check_mark: 0 tasks missing result.json (6/6 have one)" in reply
-        # The example bench has no extract_task_metrics.py: its trials cannot get their task_metrics.json.
+        # Without the example bench's extract_task_metrics.py its trials cannot get their task_metrics.json.
         assert ":x: 6 tasks without task_metrics.json, and the checkout has no" in reply
         assert (
             "missing_task_metrics (FAIL): no task_metrics.json\n      … and 1 more" in reply
@@ -76,27 +77,28 @@ async def test_promote_shows_gates_diff_and_destination_and_moves_nothing(
 
 async def test_promote_refuses_what_cannot_be_promoted(tmp_path: Path, db_url: str) -> None:
     async with running_bot(tmp_path, csb_database_url=db_url) as h:
-        assert "there is no run #99" in await _ask(h, "promote 99")
+        assert "there is no run #99" in await _ask(h, "promote 99 --dry-run")
         assert "expected a run number" in await _ask(h, "promote seven")
         await _approved_run(h)
-        assert "run #1 is queued: only a finished staging run can be promoted" in await _ask(h, "promote 1")
+        reply = await _ask(h, "promote 1 --dry-run")
+        assert "run #1 is queued: only a finished staging run can be promoted" in reply
         await h.run_lanes()
         (folder,) = (h.repo / "runs" / "staging").iterdir()
         (h.repo / "runs" / "official" / folder.name).mkdir(parents=True)  # promoted before, by hand
-        reply = await _ask(h, "promote 1")
+        reply = await _ask(h, "promote 1 --dry-run")
         assert f":x: `[FAIL] Already exists in official`: `runs/official/{folder.name}`" in reply
         assert "*BLOCKED*" in reply
         (h.repo / "runs" / "official" / folder.name).rmdir()
         (h.repo / "runs" / "official" / "MANIFEST.json").write_text("{not json")
-        reply = await _ask(h, "promote 1")
+        reply = await _ask(h, "promote 1 --dry-run")
         assert "*BLOCKED*" in reply and "MANIFEST.json is not valid JSON" in reply
         outside = tmp_path / "elsewhere"
         folder.rename(outside)
         folder.symlink_to(outside)  # a link out of runs/
-        reply = await _ask(h, "promote 1")
+        reply = await _ask(h, "promote 1 --dry-run")
         assert "it leads out of the checkout's `runs/`: nothing will be moved" in reply
         folder.unlink()
-        reply = await _ask(h, "promote 1")
+        reply = await _ask(h, "promote 1 --dry-run")
         assert "is not in runs/staging" in reply and "nothing will be moved" in reply
         assert outside.is_dir() and not (h.repo / "runs" / "official" / folder.name).exists()
 

@@ -13,6 +13,7 @@ from bot.domain.events import (
     ExecutorBack,
     NotInChannel,
     PauseCause,
+    PromotionEnded,
     RequestEdited,
     RunPaused,
     RunResumed,
@@ -48,6 +49,10 @@ SAMPLES = [
     StillWaiting(request_id=7, anyone=False, users=("U1",), usergroups=("S1",)),
     StillWaiting(request_id=7, anyone=True),
     StillWaiting(request_id=7, anyone=False),
+    PromotionEnded(promotion_id=2, run_id=7, outcome="promoted", differences=("fix/mcp t1: shown passed",)),
+    PromotionEnded(
+        promotion_id=2, run_id=7, outcome="undone", step="move", error="<@U1> *x*", after_restart=True
+    ),
 ]
 
 

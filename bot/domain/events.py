@@ -133,6 +133,21 @@ class StillWaiting(_Event):
     usergroups: tuple[str, ...] = ()
 
 
+class PromotionEnded(_Event):
+    """A promotion of the run ended: `outcome` is its state (promoted, undone, lost), `step` the one that
+    failed (None when none did), `error` redacted and clipped; `differences` where the MANIFEST written
+    differs from the diff the card showed; `after_restart` when a bot that started later settled it."""
+
+    kind: Literal["promotion_ended"] = "promotion_ended"
+    promotion_id: int
+    run_id: int
+    outcome: str
+    step: str | None = None
+    error: str | None = None
+    differences: tuple[str, ...] = ()
+    after_restart: bool = False
+
+
 Event = Annotated[
     ExecutorBack
     | ExecutorAway
@@ -143,7 +158,8 @@ Event = Annotated[
     | AfterBatchRan
     | NotInChannel
     | RequestEdited
-    | StillWaiting,
+    | StillWaiting
+    | PromotionEnded,
     Field(discriminator="kind"),
 ]
 EVENT_TYPES: tuple[type[BaseModel], ...] = (
@@ -157,6 +173,7 @@ EVENT_TYPES: tuple[type[BaseModel], ...] = (
     NotInChannel,
     RequestEdited,
     StillWaiting,
+    PromotionEnded,
 )
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

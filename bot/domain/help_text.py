@@ -39,8 +39,9 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
     "audit": "who asked for, approved and cancelled what, and when",
     "accounts": "the Claude accounts lanes run under, and their health",
-    "promote": "CSB's promotion dry run of a finished staging run: its gates, the MANIFEST diff, "
-    "quarantine candidates and destination (nothing is moved)",
+    "promote": "a promotion card for a finished staging run: CSB's gates, the MANIFEST diff, quarantine "
+    "candidates and destination; approving it moves the run to runs/official step by step "
+    "(`--dry-run`: only show it to you; `--quarantine`: set those tasks aside; `--force`: bypass the gates)",
     "official": "the official results in the MANIFEST, per suite and config, and who approved the last "
     "promotion",
     "compare": "A − B task by task: pass rates with 95 % intervals, McNemar, mean reward, cost; "

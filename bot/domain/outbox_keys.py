@@ -27,6 +27,7 @@ class Topic(StrEnum):
     DM = "dm"  # a direct message to the requester: `dm:<why>:<request>`
     HOME = "home"  # App Home tabs: `home:<user>`, or `home:*` for every viewer
     EPHEMERAL = "ephemeral"  # a reply one person sees: `ephemeral:<token>`
+    PROMOTION = "promotion"  # a promotion's card: `promotion:<promotion>`
 
 
 # How many parts follow each topic.
@@ -40,6 +41,7 @@ ARITY: dict[Topic, int] = {
     Topic.DM: 2,
     Topic.HOME: 1,
     Topic.EPHEMERAL: 1,
+    Topic.PROMOTION: 1,
 }
 
 STARTED = "started"  # the milestone that opens a run's thread
@@ -118,6 +120,18 @@ EVERY_VIEWER = home(EVERY_VIEWER_ID)  # every App Home tab the bot has been aske
 def ephemeral(token: str) -> str:
     """A reply one person sees; `token` makes it its own message (a fresh id, or the key it is about)."""
     return str(OutboxKey(Topic.EPHEMERAL, (token,)))
+
+
+def promotion(promotion_id: int) -> str:
+    return str(OutboxKey(Topic.PROMOTION, (str(promotion_id),)))
+
+
+def promotion_id(key: str) -> int:
+    """The promotion whose card `key` draws."""
+    parsed = parse(key)
+    if parsed.topic is not Topic.PROMOTION:
+        raise ValueError(f"not a promotion card's key: {key!r}")
+    return int(parsed.subject)
 
 
 def is_start(key: str) -> bool:

@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bot.domain.errors import PolicyError
 from bot.domain.spec import Category
@@ -112,6 +120,30 @@ class PolicyConfig(BaseModel):
     admins: tuple[UserId, ...] = ()
     staging: CategoryPolicy = STAGING_DEFAULTS
     official: CategoryPolicy = OFFICIAL_DEFAULTS
+    # `/csb promote`: who may ask for a promotion and approve it (override_approvers: who may approve
+    # one made with --force). Unset keys come from official's approvers, never the requester, one approval.
+    promote: CategoryPolicy = CategoryPolicy(approvers=Approvers(), override_approvers=Approvers())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _promote_over_official(cls, data: Any) -> Any:
+        # Promotion writes runs/official: by default the people who approve official runs decide it.
+        if not isinstance(data, Mapping):
+            return data
+        official = data.get("official", {})
+        official = official.model_dump() if isinstance(official, CategoryPolicy) else official
+        merged = {**OFFICIAL_DEFAULTS.model_dump(), **(official if isinstance(official, Mapping) else {})}
+        promote = data.get("promote", {})
+        if not isinstance(promote, Mapping):
+            return data
+        defaults = {
+            **CategoryPolicy().model_dump(),
+            "approvers": merged["approvers"],
+            "override_approvers": merged["override_approvers"] or merged["approvers"],
+            "approvals_required": 1,
+            "self_approval": False,
+        }
+        return {**data, "promote": {**defaults, **promote}}
 
     @field_validator("staging", "official", mode="before")
     @classmethod

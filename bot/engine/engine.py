@@ -21,6 +21,7 @@ from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
 from bot.engine.lease import LeaseKeeper
 from bot.engine.pinning import LaunchPins
+from bot.engine.promotion_runner import PromotionRunner
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
 from bot.executors.base import Executor
@@ -46,6 +47,7 @@ class Engine:
         lease: LeaseKeeper,
         executor: Executor,
         after_batch: AfterBatchRunner,
+        promotions: PromotionRunner,
         *,
         eager: bool,
     ) -> None:
@@ -58,6 +60,7 @@ class Engine:
         self.lease = lease
         self.executor = executor
         self.after_batch = after_batch
+        self.promotions = promotions
         self._lock = asyncio.Lock()
         self._eager = eager
         self._kicked: asyncio.Task[None] | None = None
@@ -74,6 +77,7 @@ class Engine:
             if holding.fresh:
                 self._unreconciled = True
                 await self._dispatcher.prepare()
+                await self.promotions.settle_interrupted()
             if self._unreconciled:
                 # Until it succeeds nothing else runs: the watcher would take a lost lane for one
                 # still running elsewhere and, hours later, record it as a timeout.
@@ -92,6 +96,7 @@ class Engine:
             self.after_batch.start(closed)
             await self._dispatcher.launch(batch.claims)
             await self._start_queued(batch.unpinned)
+            await self.promotions.start_approved()
 
     async def _start_queued(self, unpinned: int | None) -> None:
         """Pin each queued run that reached free slots, then claim again; a run is checked once a tick,

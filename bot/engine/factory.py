@@ -19,6 +19,7 @@ from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.lease import LeaseKeeper
 from bot.engine.pinning import LaunchPins
+from bot.engine.promotion_runner import PromotionRunner
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
 from bot.executors.base import Executor, ExecutorContext, ExecutorSettings
@@ -37,11 +38,13 @@ def build_engine(
     executor_settings: ExecutorSettings = LOCAL,
     executor_for: Callable[[ExecutorContext], Executor] | None = None,
     redact: Redactor | None = None,
+    promotion_hold: str | None = None,
 ) -> Engine:
     """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves).
     Lanes run on the executor `executor_settings` name, unless `executor_for` builds one (a test's).
     `redact` hides the bot's secrets in what Harbor's logs and CSB's scripts say (default: the
-    secrets named in the lanes' environment)."""
+    secrets named in the lanes' environment). `promotion_hold`: the test-only stop of promotions
+    (`bot.engine.promotion_runner.HOLD_ENV`)."""
     home = launch.base_env.get("HOME") or str(Path.home())
     pool = account_pool(config, home)
     lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
@@ -53,6 +56,17 @@ def build_engine(
     reconciler = Reconciler(store, executor, launch.repo, clock)
     pins = LaunchPins(store, Catalog(launch.repo), clock, redact)
     after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock, redact)
+    promotions = PromotionRunner(store, launch.repo, launch.base_env, clock, redact, promotion_hold)
     return Engine(
-        store, clock, dispatcher, watcher, reconciler, pins, lease, executor, after_batch, eager=eager
+        store,
+        clock,
+        dispatcher,
+        watcher,
+        reconciler,
+        pins,
+        lease,
+        executor,
+        after_batch,
+        promotions,
+        eager=eager,
     )

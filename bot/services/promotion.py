@@ -15,6 +15,7 @@ from pathlib import Path
 from bot.csb.harbor_run import run_folder_names
 from bot.csb.paths import RUNS_DIR, inside
 from bot.csb.promotion.destination import destination
+from bot.csb.promotion.execute import EXTRACT_SCRIPTS
 from bot.csb.promotion.gates import check_folder, check_gates
 from bot.csb.promotion.layout import MANIFEST_NAME, OFFICIAL, STAGING, official_runs_dir
 from bot.csb.promotion.manifest_diff import official_folders, promotion_diff
@@ -33,7 +34,6 @@ from bot.store import requests, runs
 from bot.store.db import Store
 
 # The checkout's copy of CSB's script that writes missing task_metrics.json (current layout, then flat).
-EXTRACT_SCRIPTS = ("scripts/running/extract_task_metrics.py", "scripts/extract_task_metrics.py")
 
 
 class PromotionService:
@@ -46,8 +46,9 @@ class PromotionService:
         self._config = config
         self._clock = clock
 
-    async def preview(self, run_id: int, viewer: Viewer) -> PromotionPreview:
-        """CSB's dry run of the run's promotion; UserInputError when the run cannot be promoted at all."""
+    async def preview(self, run_id: int, viewer: Viewer, *, force: bool = False) -> PromotionPreview:
+        """CSB's dry run of the run's promotion; UserInputError when the run cannot be promoted at all.
+        `force`: destinations by `--force`'s rule (a taken one gets a `__promoted_<stamp>` suffix)."""
         async with self._store.read() as session:
             run = await runs.get_run(session, run_id)
             if run is None:
@@ -58,6 +59,17 @@ class PromotionService:
             category = Category(request.category)
             if not may_see(self._policy, category, viewer.actor, request.requester, in_channel):
                 raise UserInputError(f"run #{run_id} is not yours to see here", hint=PROMOTE_USAGE)
+        return await self.current(run_id, force=force)
+
+    async def current(self, run_id: int, *, force: bool = False) -> PromotionPreview:
+        """The dry run as the tree is now, for a run already shown to its viewer (an approval's re-check)."""
+        async with self._store.read() as session:
+            run = await runs.get_run(session, run_id)
+            if run is None:
+                raise UserInputError(f"there is no run #{run_id}", hint=PROMOTE_USAGE)
+            request = await requests.get_request(session, run.request_id)
+            assert request is not None
+            category = Category(request.category)
             if category is not Category.STAGING:
                 raise UserInputError(
                     f"run #{run_id} is an `{category.value}` run: only staging runs are promoted"
@@ -68,9 +80,9 @@ class PromotionService:
                 )
             suites = [lane.suite for lane in await runs.run_lanes(session, run_id)]
         folders = run_folder_names(run.run_dir, suites)
-        return await asyncio.to_thread(self._preview, run_id, folders)
+        return await asyncio.to_thread(self._preview, run_id, folders, force)
 
-    def _preview(self, run_id: int, folders: list[str]) -> PromotionPreview:
+    def _preview(self, run_id: int, folders: list[str], force: bool) -> PromotionPreview:
         now = self._clock.now()
         extract = any((self._repo / script).is_file() for script in EXTRACT_SCRIPTS)
         previews: list[FolderPreview] = []
@@ -86,7 +98,7 @@ class PromotionService:
                 refusal = FolderRefusal.LINK if path.is_symlink() else FolderRefusal.MISSING
                 previews.append(FolderPreview(folder=folder, refusal=refusal))
                 continue
-            target = destination(self._repo, folder, force=False, now=now)
+            target = destination(self._repo, folder, force=force, now=now)
             check = check_folder(path, extract_script=extract)
             previews.append(
                 FolderPreview(

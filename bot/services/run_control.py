@@ -27,6 +27,7 @@ from bot.domain.integrity import pair_invalidity
 from bot.domain.mrkdwn import clip
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_control
+from bot.domain.promotion_flow import OPEN_STATES
 from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import (
     CANCELLABLE_RUN_STATES,
@@ -39,7 +40,7 @@ from bot.domain.verdict import LaneVerdict, stored_verdict
 from bot.domain.words import plural
 from bot.services.control_args import check_reason
 from bot.services.refusals import record_refusal
-from bot.store import audit, lanes, outbox, requests, runs
+from bot.store import audit, lanes, outbox, promotions, requests, runs
 from bot.store.db import Store
 from bot.store.records import Lane, Run, RunRequest
 
@@ -171,6 +172,16 @@ class RunControlService:
             await self._notify(session, run_id, "resume", resumed)
         return resumed
 
+    async def _not_being_promoted(self, run_id: int) -> None:
+        """A run whose folders a promotion is moving is left alone until the promotion has ended."""
+        async with self._store.read() as session:
+            under_way = [p for p in await promotions.of_run(session, run_id) if p.state in OPEN_STATES]
+        if under_way:
+            raise UserInputError(
+                f"run #{run_id} is being promoted (promotion #{under_way[0].id}, "
+                f"{under_way[0].state.value}); rerun it once the promotion has ended"
+            )
+
     async def rerun(
         self,
         run_id: int,
@@ -194,6 +205,7 @@ class RunControlService:
             raise UserInputError(
                 f"run #{run_id} is still {run.state.value}; rerun its failures once it has ended"
             )
+        await self._not_being_promoted(run_id)
         picked = sorted({status.value for status in only} | set(causes) | ({INVALID} if invalid else set()))
         chosen = _rerun_lanes(lanes, only, frozenset(causes), invalid)
         if not chosen:

@@ -18,7 +18,7 @@ from bot.slack.inbound.commands import CommandRouter
 from bot.slack.inbound.decisions import DecisionHandler
 from bot.slack.inbound.identity import SlackIdentity
 from bot.slack.inbound.inflight import InFlight
-from bot.slack.inbound.listeners import approval, command, home, run_control
+from bot.slack.inbound.listeners import approval, command, home, promotion_clicks, run_control
 from bot.slack.inbound.listeners.prologue import Prologue
 from bot.slack.outbound.direct_reply import dm_now
 from bot.slack.outbound.notifier import Notifier
@@ -55,6 +55,7 @@ def create_app(
     inflight: InFlight,
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks,
+    promoting: promotion_clicks.PromotionClicks,
     replays: ReplayGuard,
     identity: SlackIdentity,
     *,
@@ -87,6 +88,7 @@ def create_app(
     home.register(app, home_service, listen)
     approval.register(app, decisions, listen)
     run_control.register(app, control_clicks, listen)
+    promotion_clicks.register(app, promoting, listen)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

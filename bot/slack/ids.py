@@ -12,6 +12,9 @@ class ActionId(StrEnum):
     CANCEL = "run.cancel"
     RERUN_FAILED = "run.rerun_failed"
     RUN_REST = "run.run_rest"
+    PROMOTE = "run.promote"  # `Promote to official` under a finished staging run's report
+    PROMOTION_APPROVE = "promotion.approve"
+    PROMOTION_REJECT = "promotion.reject"
 
 
 class CallbackId(StrEnum):

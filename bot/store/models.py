@@ -8,6 +8,7 @@ from sqlalchemy import Column, Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.promotion_flow import PromotionState
 from bot.domain.states import RequestState, RunState  # the states and their moves: bot/domain/states.py
 from bot.store.records import OutboxKind, OutboxState  # the records' enums, kept in their columns
 from bot.store.types import UTCDateTime, enum_type
@@ -245,3 +246,44 @@ class PaceBudget(SQLModel, table=True):
 
     name: str = Field(primary_key=True)  # the Web API method paced, e.g. "chat.update"
     state: str = "{}"  # {"last": {target: time}, "recent": [time, …]}, ISO 8601 in UTC
+
+
+class Promotion(SQLModel, table=True):
+    """One `/csb promote <run>`: what its card showed (the preview, bound by `digest`), who approved it,
+    and the journal of its steps, written before and after each, so a restart knows where it stopped."""
+
+    __tablename__ = "promotions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", index=True)
+    state: PromotionState = Field(
+        default=PromotionState.PENDING, index=True, sa_type=enum_type(PromotionState)
+    )
+    requester: str
+    channel_id: str
+    card_ts: str | None = None
+    force: bool = False
+    quarantine: bool = False
+    digest: str  # of the run's files and the MANIFEST when the card was drawn
+    preview_json: str  # PromotionPreview: the gates, the MANIFEST diff and the destinations shown
+    plan_json: str = "[]"  # the file steps' paths per folder, fixed at approval
+    approvers_json: str = "[]"
+    step: str | None = None  # the step under way or last done
+    phase: str | None = None
+    journal_json: str = "[]"
+    error: str | None = None
+    decided_by: str | None = None
+    after_restart: bool = False
+    created_at: datetime = Field(sa_column=_time())
+    updated_at: datetime = Field(sa_column=_time())
+
+
+class PromotionLock(SQLModel, table=True):
+    """Held while a promotion touches `runs/official`: taken by inserting the row (its key is the
+    scope), so of two replicas inserting at once one gets it, and given back by deleting it."""
+
+    __tablename__ = "promotion_locks"
+
+    scope: str = Field(primary_key=True)  # "runs/official"
+    promotion_id: int
+    taken_at: datetime = Field(sa_column=_time())

@@ -19,7 +19,7 @@ from bot.store.runs import request_id_of
 from bot.store.upsert import insert
 
 # Kinds whose send renders the current state (an edit or a publish), so sending again is harmless.
-REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME})
+REDRAWN_KINDS = frozenset({OutboxKind.CARD, OutboxKind.STATUS, OutboxKind.HOME, OutboxKind.PROMOTION})
 # Replies in a card's thread: they go in the order things happened (see `thread_order`).
 THREAD_KINDS = frozenset({OutboxKind.NOTICE, OutboxKind.SUMMARY})
 
@@ -235,3 +235,9 @@ async def tell_run(session: AsyncSession, run_id: int, *, what: str, event: Even
     text = events.dump(event)
     await enqueue(session, kind=OutboxKind.NOTICE, target=target, now=now, run_id=run_id, text=text)
     await redraw_run(session, run_id, now)
+
+
+async def redraw_promotion(session: AsyncSession, promotion_id: int, run_id: int, now: datetime) -> None:
+    """Queue a post (or a redraw) of a promotion's card; redraws pending for it merge into one."""
+    target = outbox_keys.promotion(promotion_id)
+    await enqueue(session, kind=OutboxKind.PROMOTION, target=target, now=now, run_id=run_id)

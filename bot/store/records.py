@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Self
 
 from bot.domain.outcome import LaneStatus
+from bot.domain.promotion_flow import PromotionState
 from bot.domain.spec import RunSpec
 from bot.domain.states import RequestState, RunState
 
@@ -30,6 +31,7 @@ class OutboxKind(StrEnum):
     DM = "dm"  # a direct message to the requester (the run finished)
     CARD_COPY = "card_copy"  # the current card, shown only to one person (`/csb status <run>`)
     HOME = "home"  # republish App Home tabs (target `home:<user>` or `home:*` for every viewer)
+    PROMOTION = "promotion"  # a promotion's card: posted once, then edited in place
 
 
 class OutboxState(StrEnum):
@@ -288,4 +290,34 @@ class AuditEvent:
 
     @classmethod
     def from_row(cls, row: models.AuditEvent) -> Self:
+        return cls(id=stored_id(row), **_values(cls, row, "id"))
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """One promotion as its row was when read."""
+
+    id: int
+    run_id: int
+    state: PromotionState
+    requester: str
+    channel_id: str
+    card_ts: str | None
+    force: bool
+    quarantine: bool
+    digest: str
+    preview_json: str
+    plan_json: str
+    approvers_json: str
+    step: str | None
+    phase: str | None
+    journal_json: str
+    error: str | None
+    decided_by: str | None
+    after_restart: bool
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: models.Promotion) -> Self:
         return cls(id=stored_id(row), **_values(cls, row, "id"))

@@ -8,8 +8,8 @@ Each step checks what is already done before acting, so a step repeated after a 
 undone (quarantined trials moved back, triage.json removed); after the move it is finished (the MANIFEST
 written from the folders as they are).
 
-Not yet driven by the bot: no promotion row, journal or approval calls these yet (`/csb promote` is a
-dry run for now).
+Driven by the engine's promotion runner (`bot.engine.promotion_runner`, through `execute.py`), which
+journals each step in the promotion's row and calls `settle` for a failed or interrupted one.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from bot.csb.harbor_run import LaunchConfig
 from bot.domain.command_line import (
     AUDIT_USAGE,
     OFFICIAL_USAGE,
-    PROMOTE_USAGE,
     STATUS_USAGE,
     is_usage,
     parse_command,
@@ -27,7 +26,9 @@ from bot.services.compare_args import parse_compare_args, parse_runs_args
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
 from bot.services.coverage import CoverageService
 from bot.services.coverage_args import parse_coverage_args
+from bot.services.promote_args import parse_promote_args
 from bot.services.promotion import PromotionService
+from bot.services.promotion_gate import PromotionGate
 from bot.services.queries import QueryService, Viewer
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
@@ -76,6 +77,7 @@ class CommandRouter:
         launch: LaunchConfig,
         control: RunControlService,
         promotion: PromotionService,
+        promotion_gate: PromotionGate,
         compare: CompareService,
         coverage: CoverageService,
         client: AsyncWebClient | None = None,
@@ -83,6 +85,7 @@ class CommandRouter:
         self._requests = requests
         self._control = control
         self._promotion = promotion
+        self._promotion_gate = promotion_gate
         self._directory = directory
         self._queries = queries
         self._replies = replies
@@ -196,8 +199,16 @@ class CommandRouter:
         )
         return None  # the new request's card in the channel is the answer
 
-    async def _promote(self, command: SlashCommand, args: str) -> str:
-        preview = await self._promotion.preview(_run_id(args, PROMOTE_USAGE), await self._viewer(command))
+    async def _promote(self, command: SlashCommand, args: str) -> str | None:
+        """A promotion card in the channel; `--dry-run` shows CSB's dry run to the asker only."""
+        parsed = parse_promote_args(args)
+        viewer = await self._viewer(command)
+        if not parsed.dry_run:
+            await self._promotion_gate.request(
+                parsed.run_id, viewer, force=parsed.force, quarantine=parsed.quarantine
+            )
+            return None  # the card in the channel is the answer
+        preview = await self._promotion.preview(parsed.run_id, viewer, force=parsed.force)
         *first, last = promotion_text(preview)
         for part in first:  # a long preview comes in parts, in order
             await self._replies.ephemeral(command.response_url, part)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from bot.csb.harbor_run import run_folders
 from bot.domain.outcome import LaneStatus
 from bot.domain.reason import LaneReason, ReasonKind
-from bot.domain.spec import LaneRole, Mode
+from bot.domain.spec import Category, LaneRole, Mode
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.domain.verdict import stored_verdict
@@ -37,6 +37,7 @@ def build_report_view(run: Run, request: RunRequest, lanes: Sequence[Lane]) -> R
         cancelled=run.state is RunState.CANCELLED,
         stopped_by=run.stopped_by,
         stop_reason=run.stop_reason,
+        promotable=request.category == Category.STAGING.value and run.state is RunState.FINISHED,
     )
 
 

@@ -27,6 +27,7 @@ from bot.domain.promotion import OfficialLine
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
 from bot.domain.states import RunState
 from bot.services.compare import official_comparison, run_side
+from bot.services.promotion_gate import card_view
 from bot.slack.drawing import in_worker
 from bot.slack.outbound import render
 from bot.slack.outbound.followups import Followups
@@ -40,9 +41,10 @@ from bot.slack.views.charts import report_chart_csv, report_charts
 from bot.slack.views.compare import card_warning, versus_official_line
 from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
+from bot.slack.views.promotion_card import promotion_card, promotion_card_text
 from bot.slack.views.report import ReportView, paired_report, report_dm, rerun_button, thread_url
 from bot.slack.views.report_csv import csv_filename, report_csv
-from bot.store import homes, requests, runs
+from bot.store import homes, promotions, requests, runs
 from bot.store.db import Store
 from bot.store.records import OutboxItem, OutboxKind, Run, RunRequest
 
@@ -81,6 +83,7 @@ class Senders:
             OutboxKind.EPHEMERAL: self._ephemeral,
             OutboxKind.HOME: self._home,
             OutboxKind.CARD_COPY: self._card_copy,
+            OutboxKind.PROMOTION: self._promotion,
         }
 
     async def send(self, item: OutboxItem) -> None:
@@ -132,6 +135,24 @@ class Senders:
             lanes = await runs.run_lanes(session, run.id)
         versus = await in_worker(official_comparison, self._repo, run_side(run, request, lanes), 0)
         return card_warning(versus, self._alpha) if versus else []
+
+    async def _promotion(self, item: OutboxItem) -> None:
+        """A promotion's card, in the channel where it was asked for; edited in place after."""
+        async with self._store.read() as session:
+            promotion = await promotions.get(session, outbox_keys.promotion_id(item.target))
+        if promotion is None:
+            return
+        view = card_view(promotion, self._policy)
+        blocks, text = promotion_card(view), promotion_card_text(view)
+        if promotion.card_ts:
+            async with self._pacer.edit(promotion.card_ts, "promotion card edit paced"):
+                await self._client.chat_update(
+                    channel=promotion.channel_id, ts=promotion.card_ts, text=text, blocks=blocks
+                )
+            return
+        ts = await self._poster.post(item, promotion.channel_id, None, text, blocks)
+        async with self._store.write() as session:
+            await promotions.set_card_ts(session, promotion.id, ts)
 
     # -- App Home ----------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from bot.domain.events import (
     ExecutorAway,
     ExecutorBack,
     NotInChannel,
+    PromotionEnded,
     RequestEdited,
     RunPaused,
     RunResumed,
@@ -112,6 +113,29 @@ def still_waiting(event: StillWaiting) -> str:
     return f"Request #{event.request_id} is still waiting for approval. {hint}"
 
 
+def promotion_ended(event: PromotionEnded) -> str:
+    when = " (settled by the bot after a restart)" if event.after_restart else ""
+    head = {
+        "promoted": f":white_check_mark: Promotion #{event.promotion_id}: "
+        f"run #{event.run_id} is official{when}.",
+        "undone": f":x: Promotion #{event.promotion_id} of run #{event.run_id} was undone{when}: "
+        "the run is back in runs/staging as it was, runs/official is unchanged.",
+        "lost": f":x: Promotion #{event.promotion_id} of run #{event.run_id}: the run folder is in neither "
+        "runs/staging nor runs/official; nothing was touched, an operator must look.",
+    }.get(event.outcome, f"Promotion #{event.promotion_id} ended {escape(event.outcome)}{when}.")
+    lines = [head]
+    if event.error:
+        step = f" at step `{escape(event.step)}`" if event.step else ""
+        lines.append(f"Failed{step}: {escape(event.error)}")
+    if event.differences:
+        lines.append(
+            f":warning: The MANIFEST written differs from the diff shown in "
+            f"{plural(len(event.differences), 'place')}:"
+        )
+        lines += [f"      {escape(line)}" for line in event.differences[:10]]
+    return "\n".join(lines)
+
+
 # One view per kind; tests/test_one_place.py checks that every kind of event has one.
 EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
     ExecutorBack: executor_back,
@@ -124,6 +148,7 @@ EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
     NotInChannel: not_in_channel,
     RequestEdited: request_edited,
     StillWaiting: still_waiting,
+    PromotionEnded: promotion_ended,
 }
 
 

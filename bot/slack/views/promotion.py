@@ -48,10 +48,6 @@ def promotion_text(preview: PromotionPreview) -> list[str]:
     if preview.manifest_problem:
         lines.append(f":x: {shown(preview.manifest_problem)}: nothing can be promoted until it is fixed")
     lines += _diff_lines(preview)
-    lines.append(
-        "Approving a promotion from Slack is not built yet: run CSB's `promote_run.py --execute` "
-        "after checking this preview."
-    )
     return chunk_lines(lines)
 
 

@@ -79,6 +79,7 @@ class ReportView:
     cancelled: bool = False
     stopped_by: str | None = None
     stop_reason: str | None = None
+    promotable: bool = False  # a finished staging run: `Promote to official` (authorised at click time)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ def paired_report(view: ReportView) -> ReportMessage:
     groups = [
         (label, [task_line(pair, view.single_lane) for pair in pairs]) for label, pairs in _task_groups(view)
     ]
-    task_blocks, hidden = _task_list(groups, blocks_left - 1, chars_left)  # one block kept for Rerun
+    # two blocks kept under the list: the tasks not run, and the buttons (Rerun failed, Promote to official)
+    task_blocks, hidden = _task_list(groups, blocks_left - 2, chars_left)
     blocks = [*head, *task_blocks]
     if hidden:
         more = f"… {hidden} more {_tasks(hidden)} in the attached CSV"
@@ -373,10 +375,10 @@ def _tasks(n: int) -> str:
 def rerun_button(view: ReportView) -> list[Block]:
     """`Rerun failed` under the report, when some lane failed of a cause a rerun as is can fix (CSB's
     category A); the click reruns those tasks alone, never a genuine failure (D) or one whose setup or
-    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed). Under a run
-    cancelled or drained part way, "N tasks not run" and `Run the rest`: a request over exactly the
-    tasks with a lane that never ran to an end (CSB's "don't rerun completed tasks; build a subset of
-    the remainder")."""
+    verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed). Beside it,
+    `Promote to official` under a finished staging run's report. Under a run cancelled or drained part
+    way, "N tasks not run" and `Run the rest`: a request over exactly the tasks with a lane that never
+    ran to an end (CSB's "don't rerun completed tasks; build a subset of the remainder")."""
     blocks: list[Block] = []
     missing = not_run(view)
     if missing:
@@ -389,9 +391,14 @@ def rerun_button(view: ReportView) -> list[Block]:
                 accessory=button,
             )
         )
-    rerun = _rerun_element(view)
-    if rerun:
-        blocks.append(ActionsBlock(block_id=f"report:{view.run_id}", elements=[rerun]))
+    promote = (
+        ButtonElement(text="Promote to official", action_id=ActionId.PROMOTE, value=str(view.run_id))
+        if view.promotable
+        else None
+    )
+    buttons = [button for button in (_rerun_element(view), promote) if button is not None]
+    if buttons:
+        blocks.append(ActionsBlock(block_id=f"report:{view.run_id}", elements=buttons))
     return blocks
 
 

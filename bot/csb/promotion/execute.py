@@ -1,0 +1,222 @@
+"""The steps of an approved promotion over the checkout, each a blocking call the engine runs in a thread.
+
+The file steps are `steps.py`'s (each safe to run again); around them the checkout's own scripts where it
+has them, as `promote_run.py --execute` calls them: `extract_task_metrics.py` for trials without
+`task_metrics.json` (before the move), `generate_manifest.py` (else the bot's writer of its rules, and the
+journal says which), `validate_official_integrity.py`; then the MANIFEST written is compared with the diff
+the card showed. A run of several folders (one per suite) is one promotion: `settle_all` finishes every
+folder once any of them was moved, and undoes every one otherwise, so it is never half official.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+
+from bot.csb.child_env import ChildEnv, spawn_env
+from bot.csb.promotion import steps
+from bot.csb.promotion.layout import (
+    MANIFEST_NAME,
+    OFFICIAL,
+    RESULT,
+    STAGING,
+    TASK_METRICS,
+    config_folders,
+    official_runs_dir,
+    promote_task_dirs,
+    suite_of,
+)
+from bot.csb.promotion.manifest_check import differences
+from bot.csb.promotion.manifest_file import ManifestUnreadable, read_manifest
+from bot.csb.promotion.quarantine import trials_to_move
+from bot.csb.promotion.steps import Plan, Settled
+from bot.csb.promotion.triage import triage_record
+from bot.domain.promotion import ManifestDiff, PromotionPreview
+
+EXTRACT_SCRIPTS = ("scripts/running/extract_task_metrics.py", "scripts/extract_task_metrics.py")
+MANIFEST_SCRIPTS = ("scripts/maintenance/generate_manifest.py", "scripts/generate_manifest.py")
+VALIDATE_SCRIPT = "scripts/validate_official_integrity.py"
+SELECTED_TASKS = "configs/selected_benchmark_tasks.json"
+_TIMEOUTS = {"extract": 120, "manifest": 120, "validate": 300}  # promote_run.py's, and a margin
+_TAIL = 300
+
+
+class StepFailed(Exception):
+    """A step could not do its work; the message (a fact, from the bot or a script's last line) is shown."""
+
+
+def plan_promotion(
+    repo: Path,
+    preview: PromotionPreview,
+    *,
+    quarantine: bool,
+    reviewers: list[str],
+    now: datetime,
+    force: bool,
+) -> list[Plan]:
+    """Every folder's paths, fixed at the claim: destination, quarantined trials, the triage record."""
+    plans = []
+    record = triage_record(forced=force, reviewed_at=now, reviewers=reviewers)
+    for folder in preview.folders:
+        if folder.destination is None:
+            continue
+        source = repo / STAGING / folder.folder
+        chosen = trials_to_move(source, folder.quarantine) if quarantine and folder.quarantine else []
+        plans.append(
+            Plan(
+                source=source,
+                target=repo / folder.destination.path,
+                official_runs=official_runs_dir(repo),
+                manifest=repo / OFFICIAL / MANIFEST_NAME,
+                quarantine=tuple(chosen),
+                triage={key: str(value) for key, value in record.items()},
+                stamp=now.strftime("%Y%m%dT%H%M%SZ"),
+            )
+        )
+    return plans
+
+
+def plans_json(plans: list[Plan]) -> str:
+    return json.dumps(
+        [{**asdict(plan), "quarantine": [str(p) for p in plan.quarantine]} for plan in plans],
+        default=str,
+    )
+
+
+def plans_from_json(text: str) -> list[Plan]:
+    return [
+        Plan(
+            source=Path(item["source"]),
+            target=Path(item["target"]),
+            official_runs=Path(item["official_runs"]),
+            manifest=Path(item["manifest"]),
+            quarantine=tuple(Path(p) for p in item["quarantine"]),
+            triage=dict(item["triage"]),
+            stamp=item["stamp"],
+        )
+        for item in json.loads(text)
+    ]
+
+
+def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
+    """`extract_task_metrics.py` on each trial with a result.json and no task_metrics.json."""
+    script = next((s for s in EXTRACT_SCRIPTS if (repo / s).is_file()), None)
+    missing = [
+        (plan, config.name, task)
+        for plan in plans
+        for config in config_folders(plan.source)
+        for task in promote_task_dirs(config)
+        if (task / RESULT).is_file() and not (task / TASK_METRICS).is_file()
+    ]
+    if not missing:
+        return "every trial has its task_metrics.json"
+    if script is None:
+        raise StepFailed(
+            f"{len(missing)} trials lack task_metrics.json and the checkout has no extract script"
+        )
+    for plan, config, task in missing:
+        argv = [
+            "python3",
+            script,
+            "--task-dir",
+            str(task),
+            "--benchmark",
+            suite_of(plan.source.name) or "",
+            "--config",
+            config,
+        ]
+        if (repo / SELECTED_TASKS).is_file():
+            argv += ["--selected-tasks", SELECTED_TASKS]
+        _run(repo, argv, env, "extract")
+    return f"{script} wrote {len(missing)} task_metrics.json"
+
+
+def quarantine(plans: list[Plan]) -> str:
+    for plan in plans:
+        steps.quarantine(plan)
+    moved = sum(len(plan.quarantine) for plan in plans)
+    return f"{moved} trials set aside" if moved else "nothing chosen"
+
+
+def triage(plans: list[Plan]) -> str:
+    for plan in plans:
+        steps.triage(plan)
+    return f"triage.json written, reviewer {plans[0].triage['reviewer']}" if plans else "no folder"
+
+
+def move(plans: list[Plan]) -> str:
+    for plan in plans:
+        steps.move(plan)
+    return ", ".join(str(plan.target.relative_to(plan.source.parents[2])) for plan in plans)
+
+
+def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str:
+    """The checkout's generate_manifest.py when it has one; else the bot's writer, and the note says so."""
+    script = next((s for s in MANIFEST_SCRIPTS if (repo / s).is_file()), None)
+    if script is not None:
+        _run(repo, ["python3", script], env, "manifest")
+        return f"written by the checkout's {script}"
+    steps.regenerate(plans[0], now)
+    return (
+        "written by the bot's writer of generate_manifest.py's rules "
+        "(the checkout has no generate_manifest.py)"
+    )
+
+
+def validate(repo: Path, env: ChildEnv) -> str | None:
+    """`validate_official_integrity.py --format json`; None when the checkout has no such script."""
+    if not (repo / VALIDATE_SCRIPT).is_file():
+        return None
+    _run(repo, ["python3", VALIDATE_SCRIPT, "--runs-dir", OFFICIAL, "--format", "json"], env, "validate")
+    return "validate_official_integrity.py: ok"
+
+
+def compare(repo: Path, diff: ManifestDiff) -> list[str]:
+    """Each place where the MANIFEST written says other than the diff shown, in words of facts."""
+    try:
+        written = read_manifest(repo / OFFICIAL / MANIFEST_NAME)
+    except ManifestUnreadable as exc:
+        return [f"the MANIFEST written cannot be read: {exc}"]
+    if written is None:
+        return ["no MANIFEST was written"]
+    return [
+        f"{d.key}{' ' + d.task if d.task else ''}: shown {d.expected}, written {d.found}"
+        for d in differences(written, diff)
+    ]
+
+
+def settle_all(plans: list[Plan], now: datetime) -> Settled:
+    """An interrupted or failed promotion made consistent: finished when any folder reached official
+    (the others are moved too, their triage written first), else undone."""
+    if any(plan.target.is_dir() and not plan.source.exists() for plan in plans):
+        for plan in plans:
+            if plan.source.is_dir():
+                steps.triage(plan)
+                steps.move(plan)
+        return steps.settle(plans[0], now) if plans else Settled.FINISHED
+    outcomes = {steps.settle(plan, now) for plan in plans}
+    return Settled.LOST if Settled.LOST in outcomes else Settled.UNDONE
+
+
+def _run(repo: Path, argv: list[str], env: ChildEnv, what: str) -> None:
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=repo,
+            env=spawn_env(env),
+            capture_output=True,
+            timeout=_TIMEOUTS[what],
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StepFailed(f"{Path(argv[1]).name} could not be run: {str(exc)[:_TAIL]}") from None
+    if done.returncode != 0:
+        lines = [
+            ln for ln in (done.stderr or done.stdout).decode("utf-8", "replace").splitlines() if ln.strip()
+        ]
+        last = lines[-1][:_TAIL] if lines else "no output"
+        raise StepFailed(f"{Path(argv[1]).name} exited {done.returncode}: {last}")

@@ -1,0 +1,208 @@
+"""Approved promotions executed step by step, one at a time, and those a dead bot left settled.
+
+Only the lease holder runs them (from its tick), so a promotion has one executor; the lock row on
+`runs/official` (`store.promotions.claim`) still serialises them across replicas. Each step is journalled
+in the promotion's row as started before it runs and as done (or failed) after, with an audit row and a
+card redraw; the file work runs in a thread. A failed step, or a promotion found EXECUTING when the lease
+is taken (its bot died), is settled from the tree alone (`execute.settle_all`): finished when the move
+happened, undone before it. The engine says what happened as events; the views write the words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.csb.child_env import ChildEnv
+from bot.csb.promotion import execute
+from bot.csb.promotion.steps import Plan, Settled
+from bot.domain.clock import Clock
+from bot.domain.events import PromotionEnded
+from bot.domain.mrkdwn import clip
+from bot.domain.promotion import PromotionPreview
+from bot.domain.promotion_flow import JournalEntry, Phase, PromotionState, Step
+from bot.domain.redact import Redactor
+from bot.store import audit, outbox, promotions, runs
+from bot.store.db import Store
+from bot.store.records import Promotion
+
+log = logging.getLogger(__name__)
+
+# Test-only: `<step>:before` or `<step>:after` makes the runner stop there for good (the journal shows
+# the step started; `after`: its work is done), so a test can SIGKILL the bot at that point. Read once,
+# by `bot.wiring`; unset in every real deployment.
+HOLD_ENV = "CSB_TEST_PROMOTION_HOLD"
+_SHOWN = 400
+_SETTLED = {
+    Settled.FINISHED: PromotionState.PROMOTED,
+    Settled.UNDONE: PromotionState.UNDONE,
+    Settled.LOST: PromotionState.LOST,
+}
+
+
+class PromotionRunner:
+    def __init__(
+        self,
+        store: Store,
+        repo: Path,
+        env: ChildEnv,
+        clock: Clock,
+        redact: Redactor,
+        hold: str | None = None,
+    ) -> None:
+        self._store = store
+        self._repo = repo
+        self._env = env
+        self._clock = clock
+        self._redact = redact
+        self._hold = hold
+        self._running: dict[int, asyncio.Task[None]] = {}
+
+    async def start_approved(self) -> None:
+        """Claim the oldest approved promotion when `runs/official` is free, and run it in the background."""
+        async with self._store.read() as session:
+            approved = await promotions.in_state(session, PromotionState.APPROVED)
+        for promotion in approved:
+            async with self._store.write() as session:
+                if not await promotions.claim(session, promotion.id, self._clock.now()):
+                    return  # another promotion holds runs/official: this one waits its turn
+            self._running[promotion.id] = asyncio.create_task(self._execute(promotion.id))
+            return
+
+    async def wait(self) -> None:
+        """Until the promotions under way have ended (tests, shutdown)."""
+        while self._running:
+            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+    async def settle_interrupted(self) -> None:
+        """On taking the lease: a promotion still EXECUTING that this process does not run was cut off
+        by its bot's death; settle it from the tree and say which way it went."""
+        async with self._store.read() as session:
+            executing = await promotions.in_state(session, PromotionState.EXECUTING)
+        for promotion in executing:
+            if promotion.id in self._running:
+                continue
+            plans = execute.plans_from_json(promotion.plan_json)
+            settled = await asyncio.to_thread(execute.settle_all, plans, self._clock.now())
+            step = promotion.step if promotion.phase == Phase.STARTED.value else None
+            error = f"the bot stopped during step {promotion.step}" if promotion.step else None
+            await self._end(promotion, _SETTLED[settled], step=step, error=error, after_restart=True)
+
+    async def _execute(self, promotion_id: int) -> None:
+        try:
+            await self._steps(promotion_id)
+        except Exception:
+            log.exception("promotion %s: the runner failed", promotion_id)
+        finally:
+            self._running.pop(promotion_id, None)
+
+    async def _steps(self, promotion_id: int) -> None:
+        async with self._store.read() as session:
+            promotion = await promotions.get(session, promotion_id)
+        assert promotion is not None
+        preview = PromotionPreview.model_validate_json(promotion.preview_json)
+        now = self._clock.now()
+        reviewers = promotions.approvers(promotion)
+        plans = execute.plan_promotion(
+            self._repo,
+            preview,
+            quarantine=promotion.quarantine,
+            reviewers=reviewers,
+            now=now,
+            force=promotion.force,
+        )
+        async with self._store.write() as session:
+            await promotions.set_plan(session, promotion_id, execute.plans_json(plans))
+        differences: list[str] = []
+        for step in Step:
+            await self._journal(promotion, JournalEntry(step=step, phase=Phase.STARTED))
+            await self._held(step, "before")
+            try:
+                note, differences = await asyncio.to_thread(self._work, step, plans, preview)
+            except (execute.StepFailed, OSError, ValueError) as exc:
+                error = clip(self._redact(str(exc)), _SHOWN)
+                await self._journal(promotion, JournalEntry(step=step, phase=Phase.FAILED, note=error))
+                settled = await asyncio.to_thread(execute.settle_all, plans, self._clock.now())
+                await self._end(promotion, _SETTLED[settled], step=step.value, error=error)
+                return
+            await self._held(step, "after")
+            phase = Phase.SKIPPED if note is None else Phase.DONE
+            await self._journal(
+                promotion, JournalEntry(step=step, phase=phase, note=clip(note or "", _SHOWN))
+            )
+        await self._end(promotion, PromotionState.PROMOTED, differences=differences)
+
+    def _work(self, step: Step, plans: list[Plan], preview: PromotionPreview) -> tuple[str | None, list[str]]:
+        """One step's blocking work: a note for the card (None: skipped), and the MANIFEST's differences."""
+        work: dict[Step, Callable[[], str | None]] = {
+            Step.EXTRACT: lambda: execute.extract(self._repo, plans, self._env),
+            Step.QUARANTINE: lambda: execute.quarantine(plans),
+            Step.TRIAGE: lambda: execute.triage(plans),
+            Step.MOVE: lambda: execute.move(plans),
+            Step.MANIFEST: lambda: execute.manifest(self._repo, plans, self._env, self._clock.now()),
+            Step.VALIDATE: lambda: execute.validate(self._repo, self._env),
+        }
+        if step is Step.COMPARE:
+            found = execute.compare(self._repo, preview.diff)
+            note = f"{len(found)} differences from the diff shown" if found else "as the diff shown"
+            return note, [clip(self._redact(line), _SHOWN) for line in found]
+        return work[step](), []
+
+    async def _held(self, step: Step, when: str) -> None:
+        if self._hold == f"{step.value}:{when}":
+            log.warning("promotion held at %s (%s is set)", self._hold, HOLD_ENV)
+            await asyncio.Event().wait()
+
+    async def _journal(self, promotion: Promotion, entry: JournalEntry) -> None:
+        now = self._clock.now()
+        async with self._store.write() as session:
+            await promotions.journal(session, promotion.id, entry, now)
+            if entry.phase is not Phase.STARTED:  # the row keeps the start; the audit, what came of it
+                action = f"promotion {entry.step.value} {entry.phase.value}"
+                await self._audit(
+                    session, promotion, action, entry.note if entry.phase is Phase.FAILED else None
+                )
+            await outbox.redraw_promotion(session, promotion.id, promotion.run_id, now)
+
+    async def _end(
+        self,
+        promotion: Promotion,
+        to: PromotionState,
+        *,
+        step: str | None = None,
+        error: str | None = None,
+        differences: list[str] | None = None,
+        after_restart: bool = False,
+    ) -> None:
+        now = self._clock.now()
+        event = PromotionEnded(
+            promotion_id=promotion.id,
+            run_id=promotion.run_id,
+            outcome=to.value,
+            step=step,
+            error=error,
+            differences=tuple(differences or ()),
+            after_restart=after_restart,
+        )
+        async with self._store.write() as session:
+            if not await promotions.end(
+                session, promotion.id, to, now, error=error, after_restart=after_restart
+            ):
+                return
+            reason = error or (f"{len(differences)} MANIFEST differences" if differences else None)
+            await self._audit(session, promotion, f"promotion {to.value}", reason)
+            await outbox.redraw_promotion(session, promotion.id, promotion.run_id, now)
+            await outbox.tell_run(
+                session, promotion.run_id, what=f"promotion-{promotion.id}", event=event, now=now
+            )
+
+    async def _audit(
+        self, session: AsyncSession, promotion: Promotion, action: str, reason: str | None
+    ) -> None:
+        run = await runs.get_run(session, promotion.run_id)
+        if run is not None:
+            await audit.record_run(session, run, action, self._clock.now(), reason or None)
