@@ -1,6 +1,7 @@
 """Waiting for lanes to end: what tests and benchmarks need of an executor, and the engine never does
 (its tick looks, it never waits). So it is no part of the `Executor` seam: the executors of bot/ (and
-the tests' fake) offer it beside the seam, and tests and benchmarks reach it through these helpers."""
+the tests' fake) offer it beside the seam, and tests and benchmarks reach it through these helpers;
+with them `kill_all`, for a test that failed while its lanes run."""
 
 from __future__ import annotations
 
