@@ -10,9 +10,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ray_cluster
+import xdist_groups
 from docker_standin import serve_docker_standin
 from postgres_cluster import Cluster, required, server_bin
 from ray_cluster import RayHead
+
+pytest_plugins = ("pytester",)  # test_xdist_groups collects a small test file of its own
+
+RAY_GROUP = "ray-head"
+_ray_heads: list[RayHead] = []  # the session's head, once started (for the teardown hook)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,14 +31,37 @@ def docker_daemon() -> Iterator[str]:
         yield host
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
     """`make test` spreads the tests over worker processes (pytest-xdist, `--dist loadgroup`). Session
     fixtures are per worker: each worker that needs PostgreSQL starts its own small cluster, but a Ray
-    head is heavy (a dozen processes), so every test that uses it is sent to the same worker, and one
-    head serves them all."""
-    for item in items:
-        if "ray_session" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("ray-head"))
+    head is heavy (a dozen processes, and CPU for as long as it runs), so every test that uses it is
+    sent to the same worker, one after another (where the first of them was collected), and one head
+    serves them all."""
+    grouped = [item for item in items if "ray_session" in getattr(item, "fixturenames", ())]
+    for item in grouped:
+        item.add_marker(pytest.mark.xdist_group(RAY_GROUP))
+    if grouped:
+        at = items.index(grouped[0])
+        others = [item for item in items if item not in grouped]
+        items[:] = [*others[:at], *grouped, *others[at:]]
+    yield
+    if config.getoption("loadgroup", default=False):
+        for item in grouped:
+            xdist_groups.join(item, RAY_GROUP)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """The Ray tests run one after another on one worker: after the last of them the head is
+    stopped, instead of idling (and using CPU) until the session ends. A later test that needs it
+    starts it again (the `ray_head` fixture)."""
+    yield
+    uses = "ray_session" in getattr(item, "fixturenames", ())
+    next_uses = nextitem is not None and "ray_session" in getattr(nextitem, "fixturenames", ())
+    if uses and not next_uses and _ray_heads:
+        for head in _ray_heads:
+            head.kill()
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +109,7 @@ def ray_session() -> Iterator[RayHead | None]:
         yield None
         return
     head = RayHead(bin_dir)
+    _ray_heads.append(head)
     try:
         head.start()
     except Exception as exc:

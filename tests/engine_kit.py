@@ -14,7 +14,7 @@ from typing import Any
 
 from fake_executor import FakeExecutor
 from harness import HARBOR, copy_bench
-from lane_waits import wait_all
+from lane_waits import kill_all, wait_all
 
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import child_environ
@@ -24,14 +24,12 @@ from bot.domain.clock import ManualClock
 from bot.domain.redact import Redactor
 from bot.domain.spec import Category, RunParams
 from bot.engine import Engine, build_engine
-from bot.engine.lane_ref import lane_ref
 from bot.executors.base import Executor, ExecutorContext, ExecutorSettings
 from bot.executors.registry import LOCAL
 from bot.services.run_plan import plan_run
 from bot.settings import EngineConfig
 from bot.store import runs
 from bot.store.db import Store
-from bot.store.lanes import running_lanes
 from bot.store.models import Lane, RequestState, Run, RunRequest
 
 # Quick retries and stops, so tests move the clock by seconds, not minutes.
@@ -206,11 +204,3 @@ async def engine_kit(
             await wait_all(engine.executor)
             await engine.executor.close()
         await store.close()
-
-
-async def kill_all(engine: Engine, store: Store) -> None:
-    """Kill every lane the database says is running (a test that failed midway; never on a shutdown)."""
-    async with store.read() as session:
-        running = await running_lanes(session)
-    for lane in running:
-        await engine.executor.kill(lane_ref(lane))

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestServer
 from idle import run_until_idle
-from lane_waits import wait_all
+from lane_waits import kill_all, wait_all
 
 from bot.domain.clock import ManualClock
 from bot.playground import SlackDriver, SlackStandin
@@ -128,6 +128,9 @@ async def running_bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness
     try:
         async with SlackDriver(bot_url, SECRET, standin, slack_url) as driver:
             yield Harness(bot=bot, standin=standin, driver=driver, clock=clock, repo=repo)
+    except BaseException:
+        await kill_all(bot.engine, bot.store)  # a failed test must not wait for lanes that hang
+        raise
     finally:
         await wait_all(bot.engine.executor)
         await bot_server.close()

@@ -1,12 +1,17 @@
 """Waiting for lanes to end: what tests and benchmarks need of an executor, and the engine never does
 (its tick looks, it never waits). So it is no part of the `Executor` seam: the executors of bot/ (and
-the tests' fake) offer it beside the seam, and tests and benchmarks reach it through these helpers."""
+the tests' fake) offer it beside the seam, and tests and benchmarks reach it through these helpers;
+with them `kill_all`, for a test that failed while its lanes run."""
 
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from bot.engine import Engine
+from bot.engine.lane_ref import lane_ref
 from bot.executors.base import Executor
+from bot.store.db import Store
+from bot.store.lanes import running_lanes
 
 
 @runtime_checkable
@@ -41,3 +46,11 @@ async def wait_any(executor: Executor, *, quiet: float = 0.0, longest: float = 0
 
 async def wait_all(executor: Executor) -> None:
     await waitable(executor).wait_all()
+
+
+async def kill_all(engine: Engine, store: Store) -> None:
+    """Kill every lane the database says is running (a test that failed midway; never on a shutdown)."""
+    async with store.read() as session:
+        running = await running_lanes(session)
+    for lane in running:
+        await engine.executor.kill(lane_ref(lane))

@@ -18,7 +18,7 @@ from postgres_cluster import required
 
 VENV_VARIABLE = "CSB_TEST_HARBOR_VENV"
 HOST_ROOT_ENV = "harness.host_root:HostRootEnvironment"
-TOOLS = ("unshare", "nsenter", "chroot", "mount", "tar")
+TOOLS = ("unshare", "nsenter", "chroot", "mount", "tar", "setpriv")
 # Tasks of the suite file the tests run: an easy one (both lanes pass) and the partial one (MCP 0.5).
 TASKS = {
     "slugify-punctuation-fix-001": "csb_sdlc_fix",

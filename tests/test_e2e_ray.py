@@ -130,8 +130,9 @@ async def test_a_paired_run_is_one_job_per_lane_and_no_secret_reaches_ray(
         )
         assert not any(secret in listing for secret in SECRETS.values())
         assert "db-pass-never-on-ray-3f1a" not in listing
-        env = json.loads(listing)[0]["runtime_env"]["env_vars"]
-        assert {"HOME", "BASELINE_MCP_TYPE", MARKER_ENV} <= set(env)
+        # The head is the session's: the listing holds other tests' jobs too, so this run's is found by id.
+        (own, *_) = [job for job in json.loads(listing) if job["submission_id"] in jobs]
+        assert {"HOME", "BASELINE_MCP_TYPE", MARKER_ENV} <= set(own["runtime_env"]["env_vars"])
 
 
 async def test_cancel_stops_the_jobs_and_starts_nothing_after(tmp_path: Path, ray_head: RayHead) -> None:

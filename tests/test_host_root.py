@@ -1,6 +1,6 @@
 """The example bench's host-root environment, driven directly under Harbor's venv (tests/fixtures/host_root):
 the Dockerfile replayed, commands in a private root and PID namespace, files in and out, and nothing of the
-trial left on the host after it stops, or after Harbor dies by SIGKILL."""
+trial left on the host after it stops, after a command is cancelled, or after Harbor dies by SIGKILL."""
 
 from __future__ import annotations
 
@@ -49,6 +49,12 @@ def test_the_dockerfile_is_replayed_in_a_throwaway_root_that_leaves_nothing_behi
     assert int(pid) < 100  # a PID namespace of its own
     assert facts["probe_on_host"] is False  # the RUN wrote into /usr of the root, not of the host
     assert facts["timeout"] == "Command timed out after 1 seconds"
+    # A trial cancelled while a command starts or runs stops at once, and the command dies with it.
+    cancels = [
+        (cancel["seconds"] is not None and cancel["seconds"] < 10, cancel["left"])
+        for cancel in facts["cancelled"]
+    ]
+    assert cancels == [(True, [])] * 6, facts["cancelled"]
     assert facts["uploaded"] == (PROBE.parent / "environment" / "repo" / "pkg" / "mod.py").read_text()
     assert facts["downloaded"] == "0.5\n"
     asyncio.run(until(lambda: gone(facts["holder"]), "the root's holder to be gone after stop"))

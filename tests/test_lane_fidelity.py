@@ -20,6 +20,7 @@ from engine_kit import EngineKit, engine_kit, make_accounts
 from harness import CHANNEL, running_bot
 from idle import run_until_idle
 from test_e2e_run import card_text, labels, request_card
+from waiting import until
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import Mode
@@ -38,6 +39,12 @@ VARIANTS = "configs/selected_variant_tasks.json"
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _agent_hangs(kit: EngineKit, lane: Lane) -> bool:
+    """The lane's Harbor (the stand-in) says in its log that its agent hangs: the trial is under way."""
+    log = kit.repo / lane.log_path
+    return log.is_file() and "agent: hanging until signalled" in log.read_text(errors="replace")
 
 
 def _trial_of(kit: EngineKit, lane: Lane) -> Path:
@@ -127,6 +134,9 @@ async def test_cancel_gives_cancelled_although_harbor_wrote_a_cancelled_error(tm
         await kit.engine.tick()
         running = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         assert len(running) == 2
+        # Cancelled once Harbor is in its trials (its SIGINT handling in place): on a loaded machine a
+        # lane's SIGINT could otherwise land while Harbor still starts, and end it before any result.
+        await until(lambda: all(_agent_hangs(kit, lane) for lane in running), "both lanes' agents to hang")
         async with kit.store.write() as session:
             assert await runs.move_run(
                 session, run_id, from_states=[RunState.RUNNING], to=RunState.CANCELLING

@@ -103,7 +103,8 @@ def test_the_token_is_a_secret_in_settings_and_choice() -> None:
 def _check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     base = bot_env(tmp_path, CSB_EXECUTOR="ray", CSB_RAY_TOKEN=TOKEN, **env)
     command = [sys.executable, "-m", "bot", "check"]
-    return subprocess.run(command, env=base, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    # The bound of test_cli.run: `check` runs every probe, a minute and more on a loaded machine.
+    return subprocess.run(command, env=base, cwd=tmp_path, capture_output=True, text=True, timeout=180)
 
 
 def test_check_reports_the_ray_head_s_version(ray_head: RayHead, tmp_path: Path) -> None:

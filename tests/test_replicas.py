@@ -28,7 +28,7 @@ from bot.store.models import PaceBudget
 pytestmark = pytest.mark.slow
 
 CARD_SECONDS = 3.0
-PACED = CONFIG + f"card_update_seconds = {CARD_SECONDS}\n"  # the bot-process config, edits paced
+PACED = CONFIG + f"[notifier]\ncard_update_seconds = {CARD_SECONDS}\n"  # the bot-process config, edits paced
 
 
 async def holder_and_other(w: World) -> tuple[BotProcess, BotProcess]:

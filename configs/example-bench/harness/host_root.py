@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import io
 import os
 import shlex
@@ -35,6 +34,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
 
@@ -42,9 +42,9 @@ TYPE = "host-root"
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt", "var")
 EMPTY_DIRS = ("tmp", "root", "home", "run", "proc", "dev", "logs")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-TOOLS = ("unshare", "nsenter", "chroot", "mount", "tar")
+TOOLS = ("unshare", "nsenter", "chroot", "mount", "tar", "setpriv")
 START_TIMEOUT_SEC = 30
-_PR_SET_PDEATHSIG = 1
+KILLED_WAIT_SEC = 10
 
 
 class HostRootError(RuntimeError):
@@ -87,12 +87,6 @@ def env_pairs(arguments: str) -> dict[str, str]:
     if words and "=" not in words[0]:
         return {words[0]: arguments.partition(" ")[2].strip()}
     return dict(word.split("=", 1) for word in words if "=" in word)
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGKILL when Harbor goes, so no holder outlives its trial."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _holder_script(top: str) -> str:
@@ -150,13 +144,15 @@ class HostRootEnvironment(BaseEnvironment):
 
     async def start(self, force_build: bool) -> None:
         self._top = tempfile.mkdtemp(prefix="harbor-host-root-")
+        # setpriv: SIGKILL when Harbor goes, so no holder outlives its trial (set by a program, not by
+        # a preexec_fn: Python code between fork and exec can deadlock in a process with threads).
         self._holder = await asyncio.create_subprocess_exec(
+            "setpriv", "--pdeathsig", "KILL", "--",
             "unshare", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private",
             "sh", "-c", _holder_script(self._top),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # a SIGINT to Harbor's process group is for Harbor, not the root
-            preexec_fn=_die_with_parent,
         )  # fmt: skip
         assert self._holder.stdout is not None and self._holder.stderr is not None
         try:
@@ -246,19 +242,16 @@ class HostRootEnvironment(BaseEnvironment):
         timeout_sec: float | None = None,
     ) -> tuple[int, bytes, bytes]:
         """Run `argv` in the root; on timeout or cancellation its whole process group is killed."""
-        process = await asyncio.create_subprocess_exec(
-            *self._argv(argv, user),
+        process = await _start(
+            self._argv(argv, user),
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
             env={"PATH": DEFAULT_PATH, "HOME": "/root", **self._image.env, **(env or {})},
-            start_new_session=True,
         )
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(stdin), timeout_sec)
         except TimeoutError:
             _kill_group(process)
-            await process.wait()
+            await _ended(process)
             raise RuntimeError(f"Command timed out after {timeout_sec} seconds") from None
         except BaseException:
             _kill_group(process)
@@ -322,6 +315,39 @@ def _tar_of(members: list[tuple[Path, str]]) -> bytes:
         for path, name in members:
             archive.add(path, arcname=name, recursive=False)
     return buffer.getvalue()
+
+
+async def _start(argv: list[str], **options: Any) -> asyncio.subprocess.Process:
+    """Start a command in a process group of its own. A trial cancelled while the command starts (a
+    SIGINT to Harbor) gets its CancelledError at once and the command's group is killed as soon as it
+    has started: left to asyncio, only the first process (`nsenter`) would be killed, the command
+    would run on in the root, and the cancellation would wait for it to end."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            **options,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_kill_started)
+        raise
+
+
+def _kill_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        _kill_group(starting.result())
+
+
+async def _ended(process: asyncio.subprocess.Process) -> None:
+    """Wait for a killed command, a bounded time: asyncio also waits for its pipes to close, which a
+    process that left the group could hold open."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), KILLED_WAIT_SEC)
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
