@@ -25,6 +25,7 @@ from sqlalchemy.exc import ArgumentError
 
 from bot.csb.child_env import ChildEnvConfig, child_environ
 from bot.csb.harbor_run import LaunchConfig
+from bot.default_paths import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
 from bot.domain.promotion import PromoteConfig
@@ -36,10 +37,6 @@ from bot.executors.registry import (
     executor_settings,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
-DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "csb-bot.toml"
-DEFAULT_DATABASE = PROJECT_ROOT / ".csb-bot" / "csb-bot.db"
 SQLITE_DRIVERS = ("sqlite", "sqlite+aiosqlite")
 POSTGRES_DRIVERS = ("postgresql", "postgresql+asyncpg", "postgres")
 _POSTGRES_SHAPE = "postgresql+asyncpg://user:password@host:5432/database"

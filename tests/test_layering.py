@@ -22,7 +22,9 @@ ANYTHING = None  # the composition root and the tools built on it may import eve
 # What each part of bot/ may import of the others (besides itself), lowest layer first.
 MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "domain": frozenset(),
-    "settings": frozenset({"domain", "csb", "executors"}),  # LaunchConfig; each executor's settings
+    "default_paths": frozenset(),  # plain paths, so `csb-bot --help` shows them without the settings
+    # LaunchConfig; each executor's settings; the default paths
+    "settings": frozenset({"domain", "default_paths", "csb", "executors"}),
     "csb": frozenset({"domain"}),
     "store": frozenset({"domain"}),
     "rayjobs": frozenset({"domain"}),

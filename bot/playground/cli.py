@@ -17,18 +17,16 @@ from functools import partial
 from aiohttp import web
 
 from bot.check import checkout_problems
+from bot.default_paths import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE
 from bot.domain.errors import InfraError
 from bot.listen import Listening, serve_forever
 from bot.playground.routes import PlaygroundRoutes
 from bot.playground.standin import SlackStandin
 from bot.server import BOT_KEY, build_web_app
-from bot.settings import PROJECT_ROOT, Settings, load_settings
+from bot.settings import Settings, load_settings
 from bot.slack.inbound.socket_mode import run_socket_mode
 from bot.wiring import Bot, build_bot
 
-PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
-PLAYGROUND_CONFIG = PROJECT_ROOT / "configs" / "playground.toml"
-EXAMPLE_HARBOR = PROJECT_ROOT / "configs" / "example-bench" / "bin" / "harbor"
 PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
