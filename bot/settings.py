@@ -24,6 +24,7 @@ from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.csb.child_env import ChildEnvConfig, child_environ
+from bot.csb.docker_daemon import PING_TIMEOUT_SEC
 from bot.csb.harbor_run import LaunchConfig
 from bot.default_paths import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT
 from bot.domain.errors import InfraError
@@ -67,6 +68,9 @@ class EngineConfig(BaseModel):
     lease_ttl_sec: float = Field(default=20, gt=0)
     # How long one of CSB's preflight scripts may take before it is stopped and the request told so.
     preflight_timeout_sec: float = Field(default=60, gt=0)
+    # How long the Docker daemon may take to answer its ping (card and `csb-bot check`): CSB's
+    # `timeout 10 docker info`, never longer; shorter for a quicker verdict (the tests' silent daemon).
+    docker_ping_sec: float = Field(default=PING_TIMEOUT_SEC, gt=0, le=PING_TIMEOUT_SEC)
 
 
 class NotifierConfig(BaseModel):
