@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING
 
+from bot.csb.lane_env import LaneVars, batch_env, lane_env  # `lane_env` also names its module
 from bot.domain.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
         run_dir_name,
         shell_line,
     )
-    from bot.csb.lane_env import LaneVars, batch_env, lane_env
     from bot.csb.preflight import (
         AccountHealth,
         AccountStatus,
@@ -106,7 +106,6 @@ __getattr__ = lazy_exports(
             "run_dir_name",
             "shell_line",
         ),
-        "bot.csb.lane_env": ("LaneVars", "batch_env", "lane_env"),
         "bot.csb.preflight": (
             "AccountHealth",
             "AccountStatus",
