@@ -3,32 +3,29 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.check import checkout_problems
-from bot.domain.errors import InfraError
-from bot.listen import Listening, serve_forever
-from bot.playground.cli import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE, run_playground
-from bot.probes import passed, print_json, print_text, run_check
-from bot.server import build_web_app
-from bot.settings import (
+from bot.default_paths import (
     DEFAULT_CONFIG,
     DEFAULT_DATABASE,
     EXAMPLE_BENCH,
+    EXAMPLE_HARBOR,
+    PLAYGROUND_CONFIG,
+    PLAYGROUND_DATABASE,
     PROJECT_ROOT,
-    load_database_settings,
-    load_settings,
 )
-from bot.slack.inbound.socket_mode import run_socket_mode
-from bot.store.db import describe_revision, schema_revision
-from bot.wiring import build_bot
 
+if TYPE_CHECKING:
+    from bot.listen import Listening
+
+# Each subcommand imports what it runs inside its own function: `--help` needs none of it, `check` and
+# `db` need no Slack app, and every test that starts `csb-bot` pays for what it imports
+# (tests/test_cli_startup.py keeps the heavy modules out).
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
 
@@ -134,9 +131,14 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from bot.domain.errors import InfraError
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Every tick would log a line, and a tick still running when the next is due is skipped by design.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    # Alembic logs a line per plugin as it is imported, which is now after this set-up (a subcommand
+    # imports what it needs), not before; its migration lines still show.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     try:
         return int(args.func(args))
     except InfraError as exc:
@@ -226,10 +228,22 @@ def _host_port(parser: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from bot.check import checkout_problems
+    from bot.domain.errors import InfraError
+    from bot.settings import load_settings
+
     settings = load_settings()
     problems = checkout_problems(settings)
     if problems:
         raise InfraError("; ".join(problems))
+    # The app is imported once the settings can start it: a refused start costs a second less.
+    from functools import partial
+
+    from bot.listen import serve_forever
+    from bot.server import build_web_app
+    from bot.slack.inbound.socket_mode import run_socket_mode
+    from bot.wiring import build_bot
+
     bot = build_bot(settings)
     bot.redact_logs()
     socket_mode = None
@@ -252,11 +266,18 @@ def _announce(mode: str, listening: Listening, host: str) -> None:
 
 
 def _playground(args: argparse.Namespace) -> int:
+    from bot.playground.cli import run_playground
+
     return run_playground(args.host, args.port, socket_mode=getattr(args, "socket_mode", False))
 
 
 def _database(args: argparse.Namespace) -> int:
     """Operators' migration step; `serve` runs the same upgrade at start, so it is optional."""
+    import asyncio
+
+    from bot.settings import load_database_settings
+    from bot.store.db import describe_revision, schema_revision
+
     settings = load_database_settings()
     found = asyncio.run(schema_revision(settings.csb_database_url, upgrade=args.action == "upgrade"))
     print(f"{settings.database_for_display()}: {describe_revision(found)}")
@@ -264,6 +285,10 @@ def _database(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.probes import passed, print_json, print_text, run_check
+
     reports = asyncio.run(run_check(os.environ))
     (print_json if getattr(args, "json", False) else print_text)(reports, sys.stdout)
     return 0 if passed(reports) else 1

@@ -24,7 +24,9 @@ from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.csb.child_env import ChildEnvConfig, child_environ
+from bot.csb.docker_daemon import PING_TIMEOUT_SEC
 from bot.csb.harbor_run import LaunchConfig
+from bot.default_paths import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
 from bot.domain.promotion import PromoteConfig
@@ -36,10 +38,6 @@ from bot.executors.registry import (
     executor_settings,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_BENCH = PROJECT_ROOT / "configs" / "example-bench"
-DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "csb-bot.toml"
-DEFAULT_DATABASE = PROJECT_ROOT / ".csb-bot" / "csb-bot.db"
 SQLITE_DRIVERS = ("sqlite", "sqlite+aiosqlite")
 POSTGRES_DRIVERS = ("postgresql", "postgresql+asyncpg", "postgres")
 _POSTGRES_SHAPE = "postgresql+asyncpg://user:password@host:5432/database"
@@ -70,6 +68,9 @@ class EngineConfig(BaseModel):
     lease_ttl_sec: float = Field(default=20, gt=0)
     # How long one of CSB's preflight scripts may take before it is stopped and the request told so.
     preflight_timeout_sec: float = Field(default=60, gt=0)
+    # How long the Docker daemon may take to answer its ping (card and `csb-bot check`): CSB's
+    # `timeout 10 docker info`, never longer; shorter for a quicker verdict (the tests' silent daemon).
+    docker_ping_sec: float = Field(default=PING_TIMEOUT_SEC, gt=0, le=PING_TIMEOUT_SEC)
 
 
 class NotifierConfig(BaseModel):

@@ -143,6 +143,7 @@ def build_bot(
         redact=redact,
         timeout_s=config.engine.preflight_timeout_sec,
         docker=needs_docker(launch.harbor_env) if docker is None else docker,
+        docker_ping_s=config.engine.docker_ping_sec,
     )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)

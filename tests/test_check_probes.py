@@ -170,10 +170,13 @@ def silent_docker(tmp_path: Path) -> Iterator[str]:
 
 
 def test_a_docker_daemon_that_does_not_answer_is_a_problem(tmp_path: Path, silent_docker: str) -> None:
-    env = bot_env(tmp_path, DOCKER_HOST=silent_docker)
+    """Within `[engine] docker_ping_sec`, shortened here: CSB's 10 s would be a wait, not a proof."""
+    config = tmp_path / "csb-bot.toml"
+    config.write_text("[engine]\ndocker_ping_sec = 0.5\n")
+    env = bot_env(tmp_path, DOCKER_HOST=silent_docker, CSB_CONFIG=str(config))
     del env["HARBOR_ENV"]  # Harbor's default environment: local Docker
     assert failures(run(["check"], env, cwd=tmp_path)) == [
-        f"Docker daemon is not running: {silent_docker} did not answer in 10 s"
+        f"Docker daemon is not running: {silent_docker} did not answer in 0.5 s"
     ]
 
 

@@ -21,6 +21,7 @@ from test_cli import bot_env, run
 
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import ChildEnvConfig, child_environ
+from bot.domain.errors import InfraError
 from bot.domain.redact import REDACTED
 from bot.domain.spec import RunParams
 from bot.services.checks import CheckRunner
@@ -254,11 +255,21 @@ def test_check_probes_get_no_bot_setting_and_its_output_holds_no_secret(tmp_path
     "entry", ["SLACK_BOT_TOKEN", "CSB_DATABASE_URL", "csb_ray_token", "SLACK_*", "C*", "*"]
 )
 def test_the_policy_file_cannot_let_the_bots_own_settings_through(tmp_path: Path, entry: str) -> None:
+    """Each entry read as `serve` and `check` read the file (`Settings.load_config`); the next test shows
+    `check` saying so."""
+    text = f'[child_env]\nallow = ["PATH", {json.dumps(entry)}]\n'
+    settings = make_settings(tmp_path, HARBOR.parent.parent, "http://127.0.0.1:9/api/", config_text=text)
+    with pytest.raises(InfraError) as refused:
+        settings.load_config()
+    assert f"child_env.allow: Value error, '{entry}'" in str(refused.value)
+
+
+def test_check_refuses_a_policy_file_that_lets_the_bots_own_settings_through(tmp_path: Path) -> None:
     config = tmp_path / "csb-bot.toml"
-    config.write_text(f'[child_env]\nallow = ["PATH", {json.dumps(entry)}]\n')
+    config.write_text('[child_env]\nallow = ["PATH", "SLACK_*"]\n')
     result = run(["check"], bot_env(tmp_path, CSB_CONFIG=str(config)), cwd=tmp_path)
     assert result.returncode == 1
-    assert f"child_env.allow: Value error, '{entry}'" in result.stdout, result.stdout
+    assert "is invalid: child_env.allow: Value error, 'SLACK_*'" in result.stdout, result.stdout
 
 
 def test_the_allow_list_keeps_what_a_lane_needs_and_what_the_policy_adds() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ ANYTHING = None  # the composition root and the tools built on it may import eve
 # What each part of bot/ may import of the others (besides itself), lowest layer first.
 MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "domain": frozenset(),
-    "settings": frozenset({"domain", "csb", "executors"}),  # LaunchConfig; each executor's settings
+    "default_paths": frozenset(),  # plain paths, so `csb-bot --help` shows them without the settings
+    # LaunchConfig; each executor's settings; the default paths
+    "settings": frozenset({"domain", "default_paths", "csb", "executors"}),
     "csb": frozenset({"domain"}),
     "store": frozenset({"domain"}),
     "rayjobs": frozenset({"domain"}),
@@ -115,9 +118,15 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+@cache
+def _parsed(source: str) -> ast.Module:
+    """Each file is read by a dozen checks: parsed once (the trees are only walked, never changed)."""
+    return ast.parse(source)
+
+
 def imports(source: str, file: str = "<source>") -> Iterator[Use]:
     """Every module imported, by its full name (`from a import b` gives `a` and `a.b`)."""
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parsed(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Use(file, node.lineno, alias.name)
@@ -128,7 +137,7 @@ def imports(source: str, file: str = "<source>") -> Iterator[Use]:
 
 
 def relative_imports(source: str, file: str = "<source>") -> Iterator[Use]:
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parsed(source)):
         if isinstance(node, ast.ImportFrom) and node.level > 0:
             yield Use(file, node.lineno, f"from {'.' * node.level}{node.module or ''} import ...")
 
@@ -142,7 +151,7 @@ def io_uses(source: str, file: str = "<source>") -> Iterator[Use]:
     for use in imports(source, file):
         if _within(use.what, IO_MODULES) or _is_os_file_access(use.what):
             yield use
-    for node in ast.walk(ast.parse(source)):  # called or only named (`read = path.read_text`)
+    for node in ast.walk(_parsed(source)):  # called or only named (`read = path.read_text`)
         if isinstance(node, ast.Attribute) and node.attr in PATH_IO:
             yield Use(file, node.lineno, f"….{node.attr}")
             continue
@@ -447,14 +456,16 @@ LANE_PROCESS_CALLS = frozenset({"find_marked", "markers_supported", "killpg"})
 LANE_PROCESS_HANDLERS = frozenset({"executors/local.py", "executors/processes.py"})
 
 
-def names_used(source: str, file: str = "<source>") -> Iterator[Use]:
-    """Every name, attribute and imported module or member, as written."""
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Name):
-            yield Use(file, node.lineno, node.id)
-        elif isinstance(node, ast.Attribute):
-            yield Use(file, node.lineno, node.attr)
-    yield from imports(source, file)
+@cache
+def names_used(source: str, file: str = "<source>") -> tuple[Use, ...]:
+    """Every name, attribute and imported module or member, as written (listed once per file: five
+    checks read every file's names)."""
+    names = [
+        Use(file, node.lineno, node.id if isinstance(node, ast.Name) else node.attr)
+        for node in ast.walk(_parsed(source))
+        if isinstance(node, ast.Name | ast.Attribute)
+    ]
+    return (*names, *imports(source, file))
 
 
 def _named(wanted: Callable[[str], bool], allowed: frozenset[str], under: str = ".") -> list[str]:
@@ -550,7 +561,7 @@ def table_uses(source: str, file: str = "<source>") -> Iterator[Use]:
     for use in imports(source, file):
         if _is_module(use.what, TABLES_MODULE):
             yield use
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parsed(source)):
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and _is_id(node.values[0]):
             yield Use(file, node.lineno, "….id or …")
         elif isinstance(node, ast.Assert) and any(_is_id_none_check(n) for n in ast.walk(node.test)):

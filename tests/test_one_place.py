@@ -34,6 +34,12 @@ def sources() -> Iterator[tuple[str, ast.Module]]:
     yield from _parsed()
 
 
+@cache
+def _nodes(tree: ast.Module) -> tuple[ast.AST, ...]:
+    """Every node of a module, in `ast.walk`'s order, listed once: two dozen checks walk each module."""
+    return tuple(ast.walk(tree))
+
+
 def _is_state(node: ast.expr) -> bool:
     return (
         isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in STATE_ENUMS
@@ -53,7 +59,7 @@ def state_groups(tree: ast.Module) -> list[int]:
     (`lanes_in(A, B)`): a group written by hand."""
     return sorted(
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if len(elements := _grouped(node)) > 1 and all(_is_state(element) for element in elements)
     )
 
@@ -76,7 +82,7 @@ def _starts_with_topic(node: ast.expr) -> bool:
 def hand_made_keys(tree: ast.Module) -> list[int]:
     """A `target=` given as a string starting `<topic>:`, or a target taken apart with str methods."""
     lines = []
-    for node in ast.walk(tree):
+    for node in _nodes(tree):
         if isinstance(node, ast.keyword) and node.arg == "target" and _starts_with_topic(node.value):
             lines.append(node.value.lineno)
         if (
@@ -113,7 +119,7 @@ def called(tree: ast.Module) -> set[str]:
     """`module.function` of every call made through a module name (`requests.decide(…)`)."""
     return {
         f"{node.func.value.id}.{node.func.attr}"
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Name)
@@ -122,7 +128,7 @@ def called(tree: ast.Module) -> set[str]:
 
 def imports(tree: ast.Module) -> set[str]:
     names = set()
-    for node in ast.walk(tree):
+    for node in _nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
@@ -142,7 +148,7 @@ def test_the_notifier_delivers_and_changes_no_request() -> None:
 def catches_everything(tree: ast.Module) -> list[int]:
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.ExceptHandler)
         and isinstance(node.type, ast.Name)
         and node.type.id in {"Exception", "BaseException"}
@@ -167,7 +173,7 @@ def test_slack_errors_become_replies_only_at_the_boundary() -> None:
         name
         for name, tree in sources()
         if name.startswith("bot/slack/")
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.ExceptHandler)
         and isinstance(node.type, ast.Name)
         and node.type.id == "Exception"
@@ -179,7 +185,7 @@ def trial_rule_copies(tree: ast.Module) -> list[int]:
     """Harbor's trial-folder rule written by hand: a `__<id>` pattern, a name taken apart at `__` or
     tested for it, or a cut to Harbor's 32 characters."""
     lines = []
-    for node in ast.walk(tree):
+    for node in _nodes(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "__[" in node.value:
             lines.append(node.lineno)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
@@ -201,7 +207,7 @@ def test_harbors_trial_folder_rule_is_written_only_in_csb_trials() -> None:
 def defined(tree: ast.Module, name: str) -> list[int]:
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
     ]
 
@@ -215,7 +221,7 @@ def calls_of(tree: ast.Module, name: str) -> list[int]:
     """Calls of `name`, directly or through a module (`command.name(…)`)."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Call)
         and (
             (isinstance(node.func, ast.Name) and node.func.id == name)
@@ -238,7 +244,7 @@ def test_the_lane_argv_is_built_by_one_function() -> None:
 def reads(tree: ast.Module, names: set[str]) -> list[int]:
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if (isinstance(node, ast.Attribute) and node.attr in names)
         or (isinstance(node, ast.Name) and node.id in names)
     ]
@@ -257,7 +263,7 @@ def fingerprint_ids(tree: ast.Module) -> list[int]:
     """Lines naming one of CSB's error fingerprints by its id in a string (`timeout` is also a lane status
     and a stop kind, so it is not looked for)."""
     ids = {entry.id for entry in CATALOG} - {"timeout"}
-    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in ids]
+    return [node.lineno for node in _nodes(tree) if isinstance(node, ast.Constant) and node.value in ids]
 
 
 def test_csbs_fingerprints_are_written_only_in_csb_verdicts_fingerprints() -> None:
@@ -326,7 +332,7 @@ def inheriting_spawns(tree: ast.Module) -> list[int]:
     """A process started without `env=`: it would get the bot's whole environment."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Name)
@@ -340,7 +346,7 @@ def child_env_builders(tree: ast.Module) -> list[int]:
     `{**os.environ}`), a process or Ray job given an environment not made by `spawn_env`, or a
     `ChildEnv` made directly."""
     lines = set()
-    for node in ast.walk(tree):
+    for node in _nodes(tree):
         if isinstance(node, ast.Dict) and any(
             k is None and _os_environ(v) for k, v in zip(node.keys, node.values, strict=True)
         ):
@@ -404,7 +410,7 @@ def test_csb_reads_checkout_files_only_through_regular_file() -> None:
         f"{name}:{node.lineno}"
         for name, tree in sources()
         if name.startswith("bot/csb/") and name != "bot/csb/regular_file.py"
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in _READS
@@ -425,13 +431,13 @@ def slack_limit_copies(tree: ast.Module) -> list[int]:
     named for blocks, sections or headers given a number of its own."""
     ports = {
         id(node.value)
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Assign)
         and all(isinstance(t, ast.Name) and t.id.endswith("PORT") for t in node.targets)
     }
     lines = [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Constant)
         and type(node.value) is int
         and node.value in SLACK_ONLY_NUMBERS
@@ -439,7 +445,7 @@ def slack_limit_copies(tree: ast.Module) -> list[int]:
     ]
     lines += [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Assign)
         and isinstance(node.value, ast.Constant)
         and type(node.value.value) is int
@@ -472,7 +478,7 @@ def hand_cuts(tree: ast.Module) -> list[int]:
         return isinstance(inner, ast.Subscript) and isinstance(inner.slice, ast.Slice)
 
     lines = []
-    for node in ast.walk(tree):
+    for node in _nodes(tree):
         if (
             isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Add)
@@ -532,7 +538,7 @@ def names_account_health_script(tree: ast.Module) -> list[int]:
     """A string naming CSB's account script's path, or its state file: a second way of asking it."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and ("/account_health.py" in node.value or "/account_health.json" in node.value)
@@ -574,10 +580,8 @@ SLACK_WORDS_ALLOWED = {
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
-    bodies = [
-        node for node in ast.walk(tree) if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
-    ]
-    bodies += [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef)]
+    bodies = [node for node in _nodes(tree) if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)]
+    bodies += [node for node in _nodes(tree) if isinstance(node, ast.AsyncFunctionDef)]
     return {
         id(node.body[0].value)
         for node in bodies
@@ -589,7 +593,7 @@ def _not_for_slack(tree: ast.Module) -> set[int]:
     """Strings in a `raise` (an error's message: slack/errors.py is the one place that answers it) or a
     log call: neither is a message the bot composes for Slack, so a code span there is no Slack word."""
     spared: set[int] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(tree):
         logs = (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -605,7 +609,7 @@ def slack_words(tree: ast.Module) -> list[tuple[str, int]]:
     """(function, line) of each string literal written in Slack's words, docstrings aside."""
     docs, spared = _docstrings(tree), _not_for_slack(tree)
     found = []
-    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    functions = [node for node in _nodes(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
     for function in [tree, *functions]:
         name = getattr(function, "name", "")
         own = (node for child in ast.iter_child_nodes(function) for node in _outside_functions(child))
@@ -672,7 +676,7 @@ def _logged(tree: ast.Module) -> set[int]:
     """Strings in a log call: the log names the command it reports on; it states no grammar."""
     return {
         id(inner)
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Name)
@@ -688,7 +692,7 @@ def grammar_copies(tree: ast.Module) -> list[int]:
     skipped = _docstrings(tree) | _logged(tree)
     lines = [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and COMMAND_LINE_START.match(node.value)
@@ -696,7 +700,7 @@ def grammar_copies(tree: ast.Module) -> list[int]:
     ]
     lines += [
         node.lineno
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Assign | ast.AnnAssign)
         for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
         if isinstance(target, ast.Name) and target.id.endswith(("USAGE", "USAGES"))
@@ -737,7 +741,7 @@ def test_the_manifest_task_key_is_written_once() -> None:
     found = {
         name
         for name, tree in sources()
-        for node in ast.walk(tree)
+        for node in _nodes(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in {"ccx-", "CCX-"}
     }
     assert found == {"bot/domain/manifest_names.py"}, found

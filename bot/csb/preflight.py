@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import ChildEnv, spawn_env
 from bot.csb.disk_space import disk_space
-from bot.csb.docker_daemon import docker_problem
+from bot.csb.docker_daemon import PING_TIMEOUT_SEC, docker_problem
 from bot.csb.paths import inside
 from bot.csb.task_copy import variant_problems
 from bot.domain.errors import InfraError
@@ -130,16 +130,20 @@ async def run_preflight(
     redact: Redactor,
     python: str = "python3",
     docker: bool = False,
+    docker_ping_s: float = PING_TIMEOUT_SEC,
 ) -> PreflightReport:
     """Every check, in the order the card lists them; scripts run with cwd the checkout. `docker`:
-    Harbor's environment is local Docker, so the daemon must answer, as CSB's `check-infra` asks.
+    Harbor's environment is local Docker, so the daemon must answer, as CSB's `check-infra` asks,
+    within `docker_ping_s`.
 
     Whatever the scripts print passes through `redact` (the secrets in `env` and the bot's own) first.
     """
     folders = await asyncio.to_thread(_task_folders, repo, spec)
     variants = await asyncio.to_thread(_variants, repo, spec)
     findings = [_tasks(spec), folders, variants, _token(spec, env)]
-    findings.append(await _docker(env) if docker else _skipped(PreflightCheck.DOCKER, "Docker not used"))
+    findings.append(
+        await _docker(env, docker_ping_s) if docker else _skipped(PreflightCheck.DOCKER, "Docker not used")
+    )
     findings.append(await asyncio.to_thread(_disk, repo))
     health_finding, recommended = await _account_health_finding(repo, env, python, timeout_s, redact)
     findings.append(health_finding)
@@ -242,8 +246,8 @@ def _variants(repo: Path, spec: RunSpec) -> Finding:
     )
 
 
-async def _docker(env: Mapping[str, str]) -> Finding:
-    problem = await docker_problem(env)
+async def _docker(env: Mapping[str, str], ping_s: float) -> Finding:
+    problem = await docker_problem(env, ping_s)
     if problem is not None:
         return _block(PreflightCheck.DOCKER, problem)
     return _ok(PreflightCheck.DOCKER, "Docker daemon answers")

@@ -14,16 +14,17 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.domain.integrity import Invalidity, pair_invalidity
 from bot.domain.outcome import LaneStatus
 from bot.domain.reason import LaneReason
 from bot.domain.states import SCORED_LANE_STATES
 from bot.domain.verdict import LaneVerdict
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 _SCORED = SCORED_LANE_STATES
 _Num = TypeVar("_Num", int, float)
@@ -161,6 +162,8 @@ def bootstrap_mean_diff_ci(
     """
     if not diffs:
         return None
+    import numpy as np  # here, not at the top: the records and formats above serve every bot at start
+
     n = len(diffs)
     uniforms = _python_random(seed, resamples * n).reshape(resamples, n)
     picked = np.asarray(diffs, dtype=np.float64)[np.floor(uniforms * float(n)).astype(np.intp)]
@@ -175,6 +178,8 @@ def bootstrap_mean_diff_ci(
 
 def _python_random(seed: int, count: int) -> npt.NDArray[np.float64]:
     """The first `count` values `random.Random(seed).random()` returns (both are MT19937's 53-bit doubles)."""
+    import numpy as np
+
     state = random.Random(seed).getstate()[1]
     twister = np.random.RandomState()
     twister.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), int(state[624]), 0, 0.0))

@@ -4,15 +4,20 @@ Tests and `csb-bot playground` serve `SlackStandin.build_app()` on loopback, poi
 `AsyncWebClient(base_url=...)` at its `/api/`, and use `SlackDriver` to send signed requests.
 """
 
-from bot.playground.api_error import ApiError
-from bot.playground.blockkit_limits import check_message_blocks, check_view, message_text_too_long
-from bot.playground.driver import ButtonNotFound, DriverResponse, SlackDriver
-from bot.playground.payloads import Button, buttons
-from bot.playground.recording import RecordedCall
-from bot.playground.signing import slack_signature
-from bot.playground.standin import SlackStandin
-from bot.playground.users import ADMIN, APPROVER, CAST, OUTSIDER, REQUESTER, PlayUser
-from bot.playground.workspace import DEFAULT_CHANNELS, Channel
+from typing import TYPE_CHECKING
+
+from bot.domain.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from bot.playground.api_error import ApiError
+    from bot.playground.blockkit_limits import check_message_blocks, check_view, message_text_too_long
+    from bot.playground.driver import ButtonNotFound, DriverResponse, SlackDriver
+    from bot.playground.payloads import Button, buttons
+    from bot.playground.recording import RecordedCall
+    from bot.playground.signing import slack_signature
+    from bot.playground.standin import SlackStandin
+    from bot.playground.users import ADMIN, APPROVER, CAST, OUTSIDER, REQUESTER, PlayUser
+    from bot.playground.workspace import DEFAULT_CHANNELS, Channel
 
 __all__ = [
     "ADMIN",
@@ -36,3 +41,18 @@ __all__ = [
     "message_text_too_long",
     "slack_signature",
 ]
+# Loaded on first use: `csb-bot playground` reads its settings (`bot.playground.cli`) before it needs any.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "bot.playground.api_error": ("ApiError",),
+        "bot.playground.blockkit_limits": ("check_message_blocks", "check_view", "message_text_too_long"),
+        "bot.playground.driver": ("ButtonNotFound", "DriverResponse", "SlackDriver"),
+        "bot.playground.payloads": ("Button", "buttons"),
+        "bot.playground.recording": ("RecordedCall",),
+        "bot.playground.signing": ("slack_signature",),
+        "bot.playground.standin": ("SlackStandin",),
+        "bot.playground.users": ("ADMIN", "APPROVER", "CAST", "OUTSIDER", "REQUESTER", "PlayUser"),
+        "bot.playground.workspace": ("DEFAULT_CHANNELS", "Channel"),
+    },
+)

@@ -13,22 +13,19 @@ import secrets
 from collections import ChainMap
 from collections.abc import Mapping
 from functools import partial
-
-from aiohttp import web
+from typing import TYPE_CHECKING
 
 from bot.check import checkout_problems
+from bot.default_paths import EXAMPLE_HARBOR, PLAYGROUND_CONFIG, PLAYGROUND_DATABASE
 from bot.domain.errors import InfraError
-from bot.listen import Listening, serve_forever
-from bot.playground.routes import PlaygroundRoutes
-from bot.playground.standin import SlackStandin
-from bot.server import BOT_KEY, build_web_app
-from bot.settings import PROJECT_ROOT, Settings, load_settings
-from bot.slack.inbound.socket_mode import run_socket_mode
-from bot.wiring import Bot, build_bot
+from bot.settings import Settings, load_settings
 
-PLAYGROUND_DATABASE = PROJECT_ROOT / ".csb-bot" / "playground.db"
-PLAYGROUND_CONFIG = PROJECT_ROOT / "configs" / "playground.toml"
-EXAMPLE_HARBOR = PROJECT_ROOT / "configs" / "example-bench" / "bin" / "harbor"
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from bot.listen import Listening
+    from bot.wiring import Bot
+
 PLACEHOLDER_TOKEN = "playground-placeholder-not-a-sourcegraph-token"
 
 
@@ -56,6 +53,12 @@ def playground_environ() -> Mapping[str, str]:
 
 def build_playground(host: str, port: int, *, socket_mode: bool = False) -> web.Application:
     settings = playground_settings(host, port, socket_mode=socket_mode)
+    # The bot and the stand-in are imported once the settings can start them (as `csb-bot serve` does).
+    from bot.playground.routes import PlaygroundRoutes
+    from bot.playground.standin import SlackStandin
+    from bot.server import build_web_app
+    from bot.wiring import build_bot
+
     # The example bench's Harbor stand-in builds no image: the card does not ask for a Docker daemon.
     example = settings.resolved_harbor() == str(EXAMPLE_HARBOR)
     bot = build_bot(settings, environ=playground_environ(), docker=False if example else None)
@@ -76,6 +79,10 @@ def run_playground(host: str, port: int, *, socket_mode: bool = False) -> int:
     """Served like `csb-bot serve` (same limits, same one-line start-up errors) on `host:port`; in
     Socket Mode the bot connects to the stand-in once the port is open."""
     app = build_playground(host, port, socket_mode=socket_mode)
+    from bot.listen import serve_forever
+    from bot.server import BOT_KEY
+    from bot.slack.inbound.socket_mode import run_socket_mode
+
     bot = app[BOT_KEY]
     bot.redact_logs()  # the stand-in's tokens are throwaway; the database URL may not be
     problems = checkout_problems(bot.settings)

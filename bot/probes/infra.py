@@ -22,7 +22,7 @@ class DockerProbe:
         env = context.settings.launch_config(context.config, context.environ).harbor_env
         if not needs_docker(env):
             return [note(f"Docker not needed: Harbor's environment is {env.name} (HARBOR_ENV)")]
-        problem = await docker_problem(context.environ)
+        problem = await docker_problem(context.environ, context.config.engine.docker_ping_sec)
         return [fail(problem)] if problem else [ok("Docker daemon answers (Harbor's default environment)")]
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.csb.child_env import ChildEnv
 from bot.csb.counterparts import missing_counterparts
+from bot.csb.docker_daemon import PING_TIMEOUT_SEC
 from bot.csb.preflight import AccountHealth, account_health, run_preflight
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
@@ -71,10 +72,12 @@ class CheckRunner:
         redact: Redactor,
         timeout_s: float,
         docker: bool = False,
+        docker_ping_s: float = PING_TIMEOUT_SEC,
     ) -> None:
-        """`docker`: lanes build on the local Docker daemon, so the preflight asks it."""
+        """`docker`: lanes build on the local Docker daemon, so the preflight asks it (`docker_ping_s`)."""
         self._repo = repo
         self._docker = docker
+        self._docker_ping_s = docker_ping_s
         self._env = env
         self._daytona = daytona
         self._redact = redact
@@ -90,6 +93,7 @@ class CheckRunner:
                 timeout_s=self._timeout_s,
                 redact=self._redact,
                 docker=self._docker,
+                docker_ping_s=self._docker_ping_s,
             ),
             asyncio.to_thread(missing_counterparts, self._repo, spec),
         )

@@ -13,10 +13,7 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import PathCollection
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from bot.domain.chart_data import (
     ComparisonRow,
@@ -30,6 +27,9 @@ from bot.domain.compare import Comparison
 from bot.domain.coverage import Coverage
 from bot.domain.mrkdwn import clip
 from bot.domain.stats import PairOutcome
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 120  # 960 × 540 px
 BASELINE_COLOUR = "#0072B2"  # blue
@@ -83,6 +83,8 @@ def comparison_chart(result: Comparison, a: str, b: str) -> Chart | None:
 
 
 def png(figure: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     out = io.BytesIO()
     figure.savefig(out, format="png", dpi=DPI)
@@ -91,7 +93,7 @@ def png(figure: Figure) -> bytes:
 
 def rates_figure(rows: Sequence[SuiteRate], run_id: int) -> Figure:
     """Left: baseline and MCP pass rate per suite with Wilson intervals; right: MCP − baseline, interval."""
-    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout=None)
+    figure = _figure()
     figure.subplots_adjust(
         left=0.08, right=0.98, bottom=0.27, top=0.92, wspace=0.6
     )  # fixed: quicker than a layout engine
@@ -151,7 +153,9 @@ def rates_figure(rows: Sequence[SuiteRate], run_id: int) -> Figure:
 
 def rewards_figure(points: Sequence[RewardPoint], run_id: int) -> Figure:
     """Baseline reward against MCP reward per counted task; a point's area grows with the tasks on it."""
-    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout=None)
+    from matplotlib.collections import PathCollection
+
+    figure = _figure()
     figure.subplots_adjust(left=0.1, right=0.72, bottom=0.12, top=0.9)
     axes = figure.subplots()
     axes.plot([0, 1], [0, 1], color=AGREE_COLOUR, linewidth=0.8, linestyle="--", label="same reward")
@@ -187,7 +191,7 @@ def rewards_figure(points: Sequence[RewardPoint], run_id: int) -> Figure:
 
 def comparison_figure(rows: Sequence[ComparisonRow], a: str, b: str) -> Figure:
     """A − B in points per lane slot and suite with its interval; rows with regressions in vermillion."""
-    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout=None)
+    figure = _figure()
     figure.subplots_adjust(left=0.42, right=0.97, bottom=0.12, top=0.92)
     axes = figure.subplots()
     ys = list(range(len(rows)))
@@ -314,6 +318,14 @@ def comparison_chart_csv(result: Comparison) -> str:
             [r.slot, r.suite, r.n, _f(r.diff_pts), _f(r.diff_ci[0]), _f(r.diff_ci[1]), r.regressions, r.fixes]
         )
     return out.getvalue()
+
+
+def _figure() -> Figure:
+    """matplotlib is imported here, on the first chart, in the drawing process (`bot.slack.drawing`): the
+    bot itself never draws, and importing it took a second of every bot's start-up."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout=None)
 
 
 def _xerr(rows: Sequence[SuiteRate] | Sequence[ComparisonRow]) -> list[list[float]]:
