@@ -360,7 +360,7 @@ COVERAGE_SUITES = 40  # one bar pair per suite stays readable at Slack's preview
 
 def coverage_figure(result: Coverage) -> Figure:
     suites = result.suites[:COVERAGE_SUITES]
-    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout=None)
+    figure = _figure()
     figure.subplots_adjust(left=0.08, right=0.98, bottom=0.3, top=0.9)
     axes = figure.subplots()
     xs = range(len(suites))
