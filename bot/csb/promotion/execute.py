@@ -150,7 +150,12 @@ def triage(plans: list[Plan]) -> str:
 def move(plans: list[Plan]) -> str:
     for plan in plans:
         steps.move(plan)
-    return ", ".join(str(plan.target.relative_to(plan.source.parents[2])) for plan in plans)
+    return ", ".join(str(plan.target.relative_to(_checkout_of(plan))) for plan in plans)
+
+
+def _checkout_of(plan: Plan) -> Path:
+    """The checkout root a plan's staging folder (`<root>/runs/staging/<run>`) sits under."""
+    return plan.source.parent.parent.parent
 
 
 def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str:
