@@ -13,7 +13,7 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.domain.chart_data import (
     ComparisonRow,
@@ -29,6 +29,7 @@ from bot.domain.mrkdwn import clip
 from bot.domain.stats import PairOutcome
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 120  # 960 × 540 px
@@ -98,40 +99,21 @@ def rates_figure(rows: Sequence[SuiteRate], run_id: int) -> Figure:
         left=0.08, right=0.98, bottom=0.27, top=0.92, wspace=0.6
     )  # fixed: quicker than a layout engine
     rates, diffs = figure.subplots(1, 2, width_ratios=(3, 2))
-    xs = range(len(rows))
-    width = 0.38
-    for offset, name, colour, hatch, ks, cis in (
-        (
-            -width / 2,
-            "baseline",
-            BASELINE_COLOUR,
-            "",
-            [r.baseline_k for r in rows],
-            [r.baseline_ci for r in rows],
-        ),
-        (width / 2, "MCP", MCP_COLOUR, "//", [r.mcp_k for r in rows], [r.mcp_ci for r in rows]),
-    ):
-        heights = [100 * k / r.n for k, r in zip(ks, rows, strict=True)]
-        low = [h - 100 * ci[0] for h, ci in zip(heights, cis, strict=True)]
-        high = [100 * ci[1] - h for h, ci in zip(heights, cis, strict=True)]
-        rates.bar(
-            [x + offset for x in xs],
-            heights,
-            width,
-            label=name,
-            color=colour,
-            hatch=hatch,
-            edgecolor="black",
-            linewidth=0.5,
-            yerr=[low, high],
-            capsize=3,
-            ecolor="black",
-        )
-    rates.set_xticks(list(xs), [r.suite for r in rows], rotation=30, ha="right", fontsize=8)
-    rates.set_ylim(0, 105)
+    lanes = (
+        ([r.baseline_k for r in rows], [r.baseline_ci for r in rows]),
+        ([r.mcp_k for r in rows], [r.mcp_ci for r in rows]),
+    )
+    heights = [[100 * k / r.n for k, r in zip(ks, rows, strict=True)] for ks, _ in lanes]
+    errors = [
+        [
+            [h - 100 * ci[0] for h, ci in zip(lane_heights, cis, strict=True)],
+            [100 * ci[1] - h for h, ci in zip(lane_heights, cis, strict=True)],
+        ]
+        for lane_heights, (_, cis) in zip(heights, lanes, strict=True)
+    ]
+    _lane_bars(rates, [r.suite for r in rows], heights, errors)
     rates.set_ylabel("pass rate (%), 95 % Wilson interval")
     rates.set_title(f"Run #{run_id}: pass rate per suite", fontsize=10)
-    rates.legend(fontsize=8, loc="lower right")
     ys = range(len(rows))
     diffs.errorbar(
         [r.diff_pts for r in rows],
@@ -320,6 +302,35 @@ def comparison_chart_csv(result: Comparison) -> str:
     return out.getvalue()
 
 
+def _lane_bars(
+    axes: Axes,
+    suites: list[str],
+    heights: list[list[float]],
+    errors: list[list[list[float]]] | None = None,
+) -> None:
+    """Per suite, the baseline bar and the hatched MCP bar side by side (percent, 0–105), each lane's
+    `[below, above]` error bars when given, and the legend: the report's rates and coverage alike."""
+    xs = range(len(suites))
+    width = 0.38
+    lanes = (("baseline", BASELINE_COLOUR, ""), ("MCP", MCP_COLOUR, "//"))
+    for index, (name, colour, hatch) in enumerate(lanes):
+        extra: dict[str, Any] = {"yerr": errors[index], "capsize": 3, "ecolor": "black"} if errors else {}
+        axes.bar(
+            [x + (index - 0.5) * width for x in xs],
+            heights[index],
+            width,
+            label=name,
+            color=colour,
+            hatch=hatch,
+            edgecolor="black",
+            linewidth=0.5,
+            **extra,
+        )
+    axes.set_xticks(list(xs), suites, rotation=30, ha="right", fontsize=8)
+    axes.set_ylim(0, 105)
+    axes.legend(fontsize=8, loc="lower right")
+
+
 def _figure() -> Figure:
     """matplotlib is imported here, on the first chart, in the drawing process (`bot.slack.drawing`): the
     bot itself never draws, and importing it took a second of every bot's start-up."""
@@ -363,28 +374,14 @@ def coverage_figure(result: Coverage) -> Figure:
     figure = _figure()
     figure.subplots_adjust(left=0.08, right=0.98, bottom=0.3, top=0.9)
     axes = figure.subplots()
-    xs = range(len(suites))
-    width = 0.38
-    for offset, name, colour, hatch, done in (
-        (-width / 2, "baseline", BASELINE_COLOUR, "", [s.runs.baseline for s in suites]),
-        (width / 2, "MCP", MCP_COLOUR, "//", [s.runs.mcp for s in suites]),
-    ):
-        heights = [100 * d / s.expected if s.expected else 0.0 for d, s in zip(done, suites, strict=True)]
-        axes.bar(
-            [x + offset for x in xs],
-            heights,
-            width,
-            label=name,
-            color=colour,
-            hatch=hatch,
-            edgecolor="black",
-            linewidth=0.5,
-        )
-    axes.set_xticks(list(xs), [s.suite for s in suites], rotation=30, ha="right", fontsize=8)
-    axes.set_ylim(0, 105)
+    done = ([s.runs.baseline for s in suites], [s.runs.mcp for s in suites])
+    heights = [
+        [100 * d / s.expected if s.expected else 0.0 for d, s in zip(lane, suites, strict=True)]
+        for lane in done
+    ]
+    _lane_bars(axes, [s.suite for s in suites], heights)
     axes.set_ylabel(f"valid runs done (% of {result.target} per task)")
     axes.set_title(f"Coverage per suite against {result.target} valid runs per task and lane", fontsize=10)
-    axes.legend(fontsize=8, loc="lower right")
     return figure
 
 
