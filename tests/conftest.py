@@ -12,12 +12,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ray_cluster
 import xdist_groups
 from docker_standin import serve_docker_standin
+from one_database import ONE_DATABASE_MODULES, chosen_database
 from postgres_cluster import Cluster, required, server_bin
 from ray_cluster import RayHead
 
 pytest_plugins = ("pytester",)  # test_xdist_groups collects a small test file of its own
 
 RAY_GROUP = "ray-head"
+
 _ray_heads: list[RayHead] = []  # the session's head, once started (for the teardown hook)
 
 
@@ -38,6 +40,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     head is heavy (a dozen processes, and CPU for as long as it runs), so every test that uses it is
     sent to the same worker, one after another (where the first of them was collected), and one head
     serves them all."""
+    _one_database_each(config, items)
     grouped = [item for item in items if "ray_session" in getattr(item, "fixturenames", ())]
     for item in grouped:
         item.add_marker(pytest.mark.xdist_group(RAY_GROUP))
@@ -49,6 +52,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("loadgroup", default=False):
         for item in grouped:
             xdist_groups.join(item, RAY_GROUP)
+
+
+def _one_database_each(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keeps, of a test of `ONE_DATABASE_MODULES` run on both databases, the run on the database its name
+    chooses (a CRC of the name without the database, so the choice is the same on every machine and
+    every worker), and reports the other as deselected."""
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        module = getattr(item, "module", None)
+        if "db_url" not in params or module is None or module.__name__ not in ONE_DATABASE_MODULES:
+            kept.append(item)
+            continue
+        chosen = chosen_database(module.__name__, getattr(item, "originalname", item.name), params)
+        (kept if params["db_url"] == chosen else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.hookimpl(wrapper=True)
@@ -89,7 +111,8 @@ def postgres() -> Iterator[Cluster | None]:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The database a store, engine or end-to-end test runs on: each such test runs on both."""
+    """The database a store, engine or end-to-end test runs on: each such test runs on both, but for the
+    modules of `ONE_DATABASE_MODULES`, whose tests run on one each."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'bot.db'}"
     cluster: Cluster | None = request.getfixturevalue("postgres")
