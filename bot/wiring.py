@@ -36,6 +36,7 @@ from bot.slack.inbound.decisions import DecisionHandler
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.identity import SlackIdentity
 from bot.slack.inbound.inflight import InFlight
+from bot.slack.inbound.listeners.coverage_clicks import CoverageClicks
 from bot.slack.inbound.listeners.promotion_clicks import PromotionClicks
 from bot.slack.inbound.listeners.run_control import RunControlClicks
 from bot.slack.outbound.direct_reply import reply_now
@@ -153,6 +154,7 @@ def build_bot(
     promotion = PromotionService(store, repo, config.policy, config.promote, clock)
     promotion_gate = PromotionGate(store, promotion, config.policy, clock)
     compare = CompareService(store, repo, config.policy)
+    coverage = CoverageService(store, repo, config.policy, requests, clock)
     router = CommandRouter(
         requests,
         queries,
@@ -163,7 +165,7 @@ def build_bot(
         promotion=promotion,
         promotion_gate=promotion_gate,
         compare=compare,
-        coverage=CoverageService(store, repo, config.policy, requests, clock),
+        coverage=coverage,
         client=client,
     )
     replays = ReplayGuard(store, clock)
@@ -182,6 +184,7 @@ def build_bot(
         HomeService(store, clock),
         clicks,
         PromotionClicks(promotion_gate, replies, directory, replays),
+        CoverageClicks(coverage, replies, directory, replays),
         replays,
         identity,
         socket_mode=socket_mode,

@@ -27,6 +27,7 @@ from bot.playground.payloads import (
     app_home_opened_body,
     block_actions_payload,
     buttons,
+    ephemeral_block_actions_payload,
     home_block_actions_payload,
     slash_command_form,
     view_submission_payload,
@@ -155,6 +156,28 @@ class SlackDriver:
                 f"no button {label!r} on message {message_ts} in {channel_id}; it has {labels}"
             )
         return await self._send_click(user_id, channel_id, message, button)
+
+    async def click_ephemeral_button(self, user_id: str, label: str) -> DriverResponse:
+        """Click the button labelled `label` on the latest ephemeral message `user_id` was shown with one.
+        Its response_url posts a new ephemeral: the stand-in does not replace an ephemeral in place."""
+        for ephemeral in reversed(self.standin.ephemerals(user_id)):
+            button = next((b for b in buttons(ephemeral.get("blocks", [])) if b.text == label), None)
+            if button is not None:
+                break
+        else:
+            raise ButtonNotFound(f"no ephemeral message shown to {user_id} has a button {label!r}")
+        channel = self.standin.channel(ephemeral["channel"])
+        payload = ephemeral_block_actions_payload(
+            self._app(),
+            self.standin.user(user_id),
+            channel,
+            ephemeral,
+            button,
+            self._response_url(channel.id, user_id),
+            self.standin.issue_trigger_id(user_id),
+            f"{self.time_fn():.6f}",
+        )
+        return await self.interaction(payload)
 
     async def click_home_button(self, user_id: str, label: str) -> DriverResponse:
         """Click the button labelled `label` on the user's published App Home tab."""

@@ -101,6 +101,40 @@ def block_actions_payload(
     }
 
 
+def ephemeral_block_actions_payload(
+    app: AppContext,
+    user: PlayUser,
+    channel: Channel,
+    ephemeral: dict[str, Any],
+    button: Button,
+    response_url: str,
+    trigger_id: str,
+    action_ts: str,
+) -> dict[str, Any]:
+    """A click on a button of an ephemeral message: Slack marks the container `is_ephemeral` and sends
+    no `message` (the app never stored one); the response_url answers the clicker."""
+    return {
+        "type": "block_actions",
+        "user": _user(user, app),
+        "api_app_id": app.app_id,
+        "token": VERIFICATION_TOKEN,
+        "container": {
+            "type": "message",
+            "message_ts": ephemeral["ts"],
+            "channel_id": channel.id,
+            "is_ephemeral": True,
+        },
+        "trigger_id": trigger_id,
+        "team": {"id": app.team_id, "domain": app.team_domain},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel.id, "name": channel.name},
+        "state": {"values": {}},
+        "response_url": response_url,
+        "actions": [_button_action(button, action_ts)],
+    }
+
+
 def home_block_actions_payload(
     app: AppContext, user: PlayUser, view: dict[str, Any], button: Button, trigger_id: str, action_ts: str
 ) -> dict[str, Any]:

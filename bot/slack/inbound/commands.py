@@ -25,7 +25,7 @@ from bot.services.compare import CompareService
 from bot.services.compare_args import parse_compare_args, parse_runs_args
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
 from bot.services.coverage import CoverageService
-from bot.services.coverage_args import parse_coverage_args
+from bot.services.coverage_args import button_values, parse_coverage_args
 from bot.services.promote_args import parse_promote_args
 from bot.services.promotion import PromotionService
 from bot.services.promotion_gate import PromotionGate
@@ -285,6 +285,10 @@ class CommandRouter:
         answer = await self._coverage.coverage(parsed, await self._viewer(command))
         for part in coverage_text(answer):  # a long answer comes in parts, in order
             await self._replies.ephemeral(command.response_url, part)
+        await self._replies.coverage_buttons(
+            command.response_url,
+            button_values(parsed, fill=answer.has_gaps, plan=bool(answer.coverage.waves)),
+        )
         chart = await in_worker(coverage_chart, answer.coverage)
         if chart is None:
             return None
