@@ -13,6 +13,7 @@ from bot.domain.command_line import (
     RUN_EXAMPLE,
     RUN_FLAGS,
     SUBCOMMANDS,
+    TASKS_FLAG,
     USAGE,
     Flag,
     default_text,
@@ -71,6 +72,10 @@ def run_help(defaults_note: str | None = None) -> str:
         "*`/csb run`*: nothing starts until someone approves the card.",
         f"`{escape(USAGE)}`",
         *(_field_line(field) for field in RunParams.model_fields),
+        f"• `{TASKS_FLAG} ID[,ID…]` — _task ids, separated by commas_. A quick rerun of just these tasks of "
+        "the task file (of `--suite`'s suite when given; any case), at most `quick_rerun_max_tasks` of "
+        "them (20 unless this deployment sets it): the bot writes them to a selection file in CSB's "
+        "shape under `configs/harnesses/`. Default: every task.",
         "`--flag=value` works too; `—flag` (Slack's dash) counts as `--flag`. Quote paths with spaces.",
         f"Example: `{RUN_EXAMPLE}`",
     ]

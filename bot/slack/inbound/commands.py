@@ -15,7 +15,7 @@ from bot.domain.command_line import (
     STATUS_USAGE,
     is_usage,
     parse_command,
-    parse_run_args,
+    parse_run_line,
     usage_of,
 )
 from bot.domain.errors import UserInputError
@@ -135,7 +135,11 @@ class CommandRouter:
         return run_help(checkout_values(task_file, suites, await self._queries.full_configs(), limits))
 
     async def _run(self, command: SlashCommand, args: str) -> str | None:
-        params = parse_run_args(args)
+        line = parse_run_line(args)
+        params = line.params
+        if line.tasks:  # a selection file of just those tasks, then as any `--selection-file` run
+            actor = await self._directory.actor(command.user_id)
+            params = await self._requests.named_tasks(params, line.tasks, actor, command.channel_id)
         spec = await self._requests.resolve(params)
         if params.dry_run:
             *first, last = plan_text(spec, await self._requests.preflight(spec), self._launch)
