@@ -29,6 +29,7 @@ from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.services.task_rerun import TaskRerunService
 from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
 from bot.slack.inbound.commands import CommandRouter
@@ -171,7 +172,8 @@ def build_bot(
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client, replays, requests)
+    task_reruns = TaskRerunService(store, requests)
+    clicks = RunControlClicks(control, replies, directory, client, replays, requests, task_reruns)
     identity = SlackIdentity(client, settings.slack_api_url)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(

@@ -13,6 +13,7 @@ class ActionId(StrEnum):
     CANCEL = "run.cancel"
     RERUN_FAILED = "run.rerun_failed"
     RUN_REST = "run.run_rest"
+    RERUN_TASK = "run.rerun_task"  # `Rerun a task…` under a report: option values `<run id>:<pair index>`
     PROMOTE = "run.promote"  # `Promote to official` under a finished staging run's report
     PROMOTION_APPROVE = "promotion.approve"
     PROMOTION_REJECT = "promotion.reject"
