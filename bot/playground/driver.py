@@ -187,10 +187,13 @@ class SlackDriver:
         )
         return await self.interaction(payload)
 
-    async def click_ephemeral_button(self, user_id: str, label: str) -> DriverResponse:
-        """Click the button labelled `label` on the latest ephemeral message `user_id` was shown with one.
-        Its response_url posts a new ephemeral: the stand-in does not replace an ephemeral in place."""
+    async def click_ephemeral_button(self, user_id: str, label: str, ts: str | None = None) -> DriverResponse:
+        """Click the button labelled `label` on the ephemeral message `ts` shown to `user_id` (by default
+        the latest with one). Its response_url posts a new ephemeral: the stand-in does not replace an
+        ephemeral in place."""
         for ephemeral in reversed(self.standin.ephemerals(user_id)):
+            if ts is not None and ephemeral["ts"] != ts:
+                continue
             button = next((b for b in buttons(ephemeral.get("blocks", [])) if b.text == label), None)
             if button is not None:
                 break
