@@ -103,7 +103,8 @@ def paired_report(view: ReportView) -> ReportMessage:
     groups = [
         (label, [task_line(pair, view.single_lane) for pair in pairs]) for label, pairs in _task_groups(view)
     ]
-    # two blocks kept under the list: the tasks not run, and the buttons (Rerun failed, Promote to official)
+    # two blocks kept under the list: the tasks not run, and the actions (Rerun failed, Promote to official,
+    # Rerun a task…)
     task_blocks, hidden = _task_list(groups, blocks_left - 2, chars_left)
     blocks = [*head, *task_blocks]
     if hidden:
@@ -380,7 +381,8 @@ def rerun_button(view: ReportView) -> list[Block]:
     verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed). Beside it,
     `Promote to official` under a finished staging run's report. Under a run cancelled or drained part
     way, "N tasks not run" and `Run the rest`: a request over exactly the tasks with a lane that never
-    ran to an end (CSB's "don't rerun completed tasks; build a subset of the remainder")."""
+    ran to an end (CSB's "don't rerun completed tasks; build a subset of the remainder"). Beside the
+    buttons, `Rerun a task…` (`task_select`)."""
     blocks: list[Block] = []
     missing = not_run(view)
     if missing:
