@@ -151,7 +151,7 @@ async def test_fill_and_plan_request_csb_waves_through_the_approval_card(tmp_pat
             f"• #1: wave 1, both lanes: 2 tasks (4 lanes), `{fill}`"
         )
         assert json.loads((h.repo / fill).read_text()) == {
-            "metadata": {"description": "Gap fill: tasks with no valid both run", "task_count": 2},
+            "metadata": {"description": "Gap fill: tasks with no valid run on either lane", "task_count": 2},
             "tasks": selected[:2],  # the selection's task objects, copied as they are
         }
         (card,) = h.cards()

@@ -43,6 +43,12 @@ from bot.store import history, runs
 from bot.store.db import Store
 
 _VALID = frozenset({ManifestStatus.PASSED, ManifestStatus.FAILED})
+# A gap-fill file's description: where its tasks have no valid run (CSB's metadata, not a Slack reply).
+_LACKING = {
+    WaveMode.BOTH: "on either lane",
+    WaveMode.BASELINE_ONLY: "on the baseline lane",
+    WaveMode.MCP_ONLY: "on the MCP lane",
+}
 MODE_OF = {
     WaveMode.BOTH: Mode.PAIRED,
     WaveMode.BASELINE_ONLY: Mode.BASELINE_ONLY,
@@ -114,7 +120,7 @@ class CoverageService:
         for index, wave in enumerate(waves):
             if args.fill:
                 folder, stem = GAP_FILL_DIR, f"gap_fill_{wave.mode.value}_{now}"
-                description = f"Gap fill: tasks with no valid {wave.mode.value.replace('_', ' ')} run"
+                description = f"Gap fill: tasks with no valid run {_LACKING[wave.mode]}"
             else:
                 folder, stem = VARIANCE_DIR, f"wave{wave.number}_{wave.mode.value}_{now}"
                 description = f"Variance wave {wave.number} ({wave.mode.value}) to {args.target} runs"
