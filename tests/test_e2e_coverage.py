@@ -244,7 +244,7 @@ async def test_fill_gaps_button_requests_exactly_the_gap_and_the_run_covers_it(
         assert {lane.state for lane in lanes} <= {LaneStatus.PASSED, LaneStatus.FAILED}
 
 
-async def test_a_stale_coverage_button_counts_again_and_asks_nothing(tmp_path: Path, db_url: str) -> None:
+async def test_a_stale_or_forged_coverage_button_asks_nothing(tmp_path: Path, db_url: str) -> None:
     async with running_bot(tmp_path, csb_database_url=db_url) as h:
         await _ask(h, "coverage csb_sdlc_debug --target 1")
         offer = h.standin.ephemerals(REQUESTER)[-1]
@@ -259,5 +259,10 @@ async def test_a_stale_coverage_button_counts_again_and_asks_nothing(tmp_path: P
         await h.deliver()
         assert h.ephemeral_texts(REQUESTER)[-1].startswith(
             "nothing to request: every task already has 1 valid run on both lanes"
+        )
+        await h.driver.click_ephemeral_button(REQUESTER, "Fill gaps", value="--target 1 --plan")  # forged
+        await h.deliver()
+        assert h.ephemeral_texts(REQUESTER)[-1] == (
+            "this button is not valid any more; ask `/csb coverage` again"
         )
         assert _tree(h) == before and h.cards() == []

@@ -187,10 +187,12 @@ class SlackDriver:
         )
         return await self.interaction(payload)
 
-    async def click_ephemeral_button(self, user_id: str, label: str, ts: str | None = None) -> DriverResponse:
+    async def click_ephemeral_button(
+        self, user_id: str, label: str, ts: str | None = None, value: str | None = None
+    ) -> DriverResponse:
         """Click the button labelled `label` on the ephemeral message `ts` shown to `user_id` (by default
-        the latest with one). Its response_url posts a new ephemeral: the stand-in does not replace an
-        ephemeral in place."""
+        the latest with one); `value` defaults to the button's. Its response_url posts a new ephemeral:
+        the stand-in does not replace an ephemeral in place."""
         for ephemeral in reversed(self.standin.ephemerals(user_id)):
             if ts is not None and ephemeral["ts"] != ts:
                 continue
@@ -199,6 +201,8 @@ class SlackDriver:
                 break
         else:
             raise ButtonNotFound(f"no ephemeral message shown to {user_id} has a button {label!r}")
+        if value is not None:
+            button = replace(button, value=value)
         channel = self.standin.channel(ephemeral["channel"])
         payload = ephemeral_block_actions_payload(
             self._app(),
