@@ -21,7 +21,7 @@ from bot.csb.promotion.manifest_file import write_manifest
 from bot.csb.promotion.manifest_scan import build_manifest, scan
 from bot.domain.clock import ManualClock
 from bot.domain.states import LaneStatus
-from bot.playground import APPROVER, REQUESTER
+from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.playground.payloads import buttons
 from bot.store import runs
 
@@ -265,4 +265,22 @@ async def test_a_stale_or_forged_coverage_button_asks_nothing(tmp_path: Path, db
         assert h.ephemeral_texts(REQUESTER)[-1] == (
             "this button is not valid any more; ask `/csb coverage` again"
         )
+        assert _tree(h) == before and h.cards() == []
+
+
+async def test_who_may_not_request_runs_gets_no_file_from_a_button_or_tasks(
+    tmp_path: Path, db_url: str
+) -> None:
+    staging_for_alice = f'[policy.staging.requesters]\nusers = ["{REQUESTER}"]\n'
+    async with running_bot(tmp_path, csb_database_url=db_url, config_text=staging_for_alice) as h:
+        before = _tree(h)
+        await h.driver.slash_command(OUTSIDER, "coverage csb_sdlc_debug")  # reading is not requesting
+        await h.deliver()
+        await h.driver.click_ephemeral_button(OUTSIDER, "Fill gaps")
+        await h.deliver()
+        await h.driver.slash_command(OUTSIDER, "run --tasks lru-cache-eviction-debug-001")
+        await h.deliver()
+        button, tasks = h.ephemeral_texts(OUTSIDER)[-2:]
+        for refusal in (button, tasks):
+            assert f"<@{REQUESTER}>" in refusal and "may request" in refusal, refusal
         assert _tree(h) == before and h.cards() == []
