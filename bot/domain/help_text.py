@@ -27,7 +27,7 @@ from bot.domain.spec import RunParams
 
 # What each subcommand does; its short form comes from the grammar (`command_line.GRAMMAR`).
 _SUBCOMMAND_LINES: dict[str, str] = {
-    "run": "ask for a paired baseline + MCP run; it starts once approved",
+    "run": "ask for a paired baseline + MCP run; it starts once approved (`--tasks id,id`: just those tasks)",
     "help": "this list, or the flags of `run`",
     "suites": "the suite keys and task counts in the CSB checkout",
     "status": "queued and running runs, or one run's progress",
@@ -49,7 +49,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "regressions, fixes, new errors",
     "runs": "finished runs, newest first, with their numbers",
     "coverage": "valid runs per selected task and lane against a target (default 3), the tasks with none, "
-    "and CSB's variance waves; `--staging` counts finished staging runs too",
+    "and CSB's variance waves; `--staging` counts finished staging runs too; its Fill gaps and Plan variance "
+    "buttons (or `--fill`, `--plan`) ask for the runs",
 }
 
 
