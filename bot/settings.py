@@ -71,6 +71,9 @@ class EngineConfig(BaseModel):
     # How long the Docker daemon may take to answer its ping (card and `csb-bot check`): CSB's
     # `timeout 10 docker info`, never longer; shorter for a quicker verdict (the tests' silent daemon).
     docker_ping_sec: float = Field(default=PING_TIMEOUT_SEC, gt=0, le=PING_TIMEOUT_SEC)
+    # Task ids `/csb run --tasks` takes at once: a quick rerun of a few tasks; more belong in a suite
+    # or a selection file, whose card is reviewed as one.
+    quick_rerun_max_tasks: int = Field(default=20, ge=1, le=1000)
 
 
 class NotifierConfig(BaseModel):

@@ -29,6 +29,7 @@ from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.services.task_rerun import TaskRerunService
 from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
 from bot.slack.inbound.commands import CommandRouter
@@ -36,6 +37,7 @@ from bot.slack.inbound.decisions import DecisionHandler
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.identity import SlackIdentity
 from bot.slack.inbound.inflight import InFlight
+from bot.slack.inbound.listeners.coverage_clicks import CoverageClicks
 from bot.slack.inbound.listeners.promotion_clicks import PromotionClicks
 from bot.slack.inbound.listeners.run_control import RunControlClicks
 from bot.slack.outbound.direct_reply import reply_now
@@ -153,6 +155,7 @@ def build_bot(
     promotion = PromotionService(store, repo, config.policy, config.promote, clock)
     promotion_gate = PromotionGate(store, promotion, config.policy, clock)
     compare = CompareService(store, repo, config.policy)
+    coverage = CoverageService(store, repo, config.policy, requests, clock)
     router = CommandRouter(
         requests,
         queries,
@@ -163,13 +166,14 @@ def build_bot(
         promotion=promotion,
         promotion_gate=promotion_gate,
         compare=compare,
-        coverage=CoverageService(store, repo, config.policy, requests, clock),
+        coverage=coverage,
         client=client,
     )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client, replays, requests)
+    task_reruns = TaskRerunService(store, requests)
+    clicks = RunControlClicks(control, replies, directory, client, replays, requests, task_reruns)
     identity = SlackIdentity(client, settings.slack_api_url)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(
@@ -182,6 +186,7 @@ def build_bot(
         HomeService(store, clock),
         clicks,
         PromotionClicks(promotion_gate, replies, directory, replays),
+        CoverageClicks(coverage, replies, directory, replays),
         replays,
         identity,
         socket_mode=socket_mode,

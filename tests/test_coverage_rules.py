@@ -22,6 +22,7 @@ from bot.domain.coverage import (
 )
 from bot.domain.errors import UserInputError
 from bot.domain.spec import LaneRole
+from bot.services.coverage_args import button_values, coverage_words, parse_coverage_args
 
 FIXTURES = Path(__file__).parent / "fixtures" / "csb"
 
@@ -156,3 +157,24 @@ def test_files_coverage_cannot_use_are_refused_in_one_line(tmp_path: Path) -> No
     (tmp_path / "configs" / "selected_benchmark_tasks.json").write_text('{"suites": {}}')
     with pytest.raises(UserInputError, match="has no `tasks` list"):
         read_selection(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "csb_sdlc_fix csb_sdlc_debug --model sonnet --target 2 --staging --fill", "--target 5 --plan"],
+)
+def test_a_button_value_asks_the_question_it_was_made_from(text: str) -> None:
+    args = parse_coverage_args(text)
+    assert parse_coverage_args(coverage_words(args)) == args
+
+
+def test_the_buttons_offered_and_their_values_within_slacks_limit() -> None:
+    args = parse_coverage_args("csb_sdlc_fix --target 2")
+    assert button_values(args, fill=True, plan=True) == (
+        "csb_sdlc_fix --target 2 --fill",
+        "csb_sdlc_fix --target 2 --plan",
+    )
+    assert button_values(args, fill=False, plan=True) == ("csb_sdlc_fix --target 2 --plan",)
+    assert button_values(args, fill=False, plan=False) == ()
+    many = parse_coverage_args(" ".join(f"suite_{n:04d}" for n in range(300)))  # 3,000 characters of suites
+    assert button_values(many, fill=True, plan=True) == ()  # the flags still ask it; no button too long

@@ -14,6 +14,7 @@ from bot.domain.reason import LaneReason
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairKind, PairOutcome, summarize
 from bot.domain.verdict import Category, LaneVerdict, ManifestRule, ManifestStatus, StatusToolStatus
+from bot.playground.payloads import buttons
 from bot.services.control_args import CATEGORY_A
 from bot.slack.views.report import ReportView, failure_causes, paired_report, rerun_button
 from bot.slack.views.report_csv import COLUMNS, report_csv
@@ -217,7 +218,8 @@ def test_the_rerun_button_is_offered_for_category_a_failures_only() -> None:
 
     def offered(*pairs: PairOutcome) -> bool:
         view = ReportView(run_id=7, output_dirs=("runs/x",), title="fix", model="m", pairs=pairs)
-        return bool(rerun_button(view))
+        shown = [b.text for b in buttons([block.to_dict() for block in rerun_button(view)])]
+        return "Rerun failed" in shown  # beside `Rerun a task…`, which every report with tasks has
 
     assert not offered(genuine) and not offered(genuine, timed_out)
     assert offered(genuine, timed_out, broken)

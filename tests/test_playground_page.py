@@ -178,6 +178,25 @@ async def test_reject_through_the_modal_then_open_app_home(page: Page) -> None:
     assert failures == [], failures
 
 
+@pytest.mark.slow
+@browser_test
+async def test_fill_gaps_on_the_coverage_answer_posts_the_request_card(page: Page) -> None:
+    """The bot's ephemeral buttons are live on the page, as in Slack: the click reaches the bot."""
+    failures: list[str] = []
+    page.on("pageerror", lambda exc: failures.append(str(exc)))
+    await expect(page.locator("#live")).to_have_text("live")
+    await page.select_option("#user-switcher", REQUESTER)
+    composer = page.get_by_placeholder("Message #benchmarks")
+    await composer.fill("/csb coverage csb_sdlc_fix --target 1")
+    await composer.press("Enter")
+    offer = page.locator("#messages .msg-ephemeral").filter(has=page.get_by_role("button", name="Fill gaps"))
+    await offer.get_by_role("button", name="Fill gaps").click()
+    card = page.locator("#messages .msg").filter(has=page.locator(".bk-header-text", has_text="#1"))
+    await expect(card).to_contain_text("configs/harnesses/gap_fill_both_")
+    await expect(page.locator("#messages .msg-ephemeral").last).to_contain_text("1 request for approval")
+    assert failures == [], failures
+
+
 # -- the page's routes, without a browser or a bot -------------------------------------------------------
 
 

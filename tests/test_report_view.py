@@ -31,6 +31,7 @@ from bot.slack.views.report import (
     report_dm,
     task_line,
     task_order,
+    task_select,
 )
 from bot.slack.views.report_csv import COLUMNS, report_csv
 
@@ -356,3 +357,26 @@ def test_the_dm_promises_the_csv_exactly_when_the_report_posts_one(reports) -> N
         text, _ = report_dm(view, message.text, "https://slack.com/archives/C0PLAY/p1")
         assert ("the CSV" in text) == message.csv_needed, (name, text)
         assert "for the report" in text
+
+
+def test_rerun_a_task_lists_the_tasks_that_did_not_pass_first_within_slacks_limits() -> None:
+    view = _dual264_view()  # 264 tasks: more than a select's 100 options
+    select = task_select(view)
+    assert select is not None
+    drawn = select.to_dict()
+    assert drawn["action_id"] == "run.rerun_task" and drawn["placeholder"]["text"] == "Rerun a task…"
+    options = drawn["options"]
+    assert len(options) == 100
+    both_passed = [p.baseline.passed and p.mcp.passed for p in view.pairs]
+    chosen = [int(o["value"].split(":")[1]) for o in options]
+    assert [o["value"].split(":")[0] for o in options] == ["7"] * 100
+    assert [both_passed[i] for i in chosen] == sorted(both_passed[i] for i in chosen)  # not passed first
+    assert chosen == sorted(chosen, key=lambda i: (both_passed[i], i))  # then in the report's task order
+    assert all(view.pairs[i].task_id == o["text"]["text"] for i, o in zip(chosen, options, strict=True))
+    long = PairOutcome("t" * 128, "s", _lane(LaneStatus.FAILED, 0.0), _lane(LaneStatus.PASSED, 1.0))
+    one = task_select(ReportView(run_id=1, output_dirs=["r"], title="t", model="m", pairs=[long]))
+    assert one is not None and len(one.to_dict()["options"][0]["text"]["text"]) <= 75
+    assert not check_message_blocks([{"type": "actions", "elements": [one.to_dict()]}])
+    too_many = {**drawn, "options": [*options, {**options[0], "value": "7:999"}]}  # 101: Slack refuses
+    assert check_message_blocks([{"type": "actions", "elements": [too_many]}])
+    assert task_select(ReportView(run_id=1, output_dirs=["r"], title="t", model="m", pairs=[])) is None

@@ -241,11 +241,20 @@ async def test_paused_run_is_resumed_by_command(
         card = h.standin.message(CHANNEL, card["ts"]) or {}
         assert "Paused" in card_text(card) and "`/csb resume 1` once fixed" in card_text(card)
         assert "then `/csb resume 1`" in thread_texts(h, card)
+        # what it still lacks, in words; no request for them while this run holds their lanes
+        assert (
+            "*3 tasks not run*: they start when the run is resumed (`/csb resume 1`); "
+            "if it is cancelled instead, its report offers *Run the rest*"
+        ) in card_text(card)
+        assert [b.text for b in buttons(card.get("blocks", []))] == ["Cancel"]
+        await h.driver.slash_command(REQUESTER, "status 1")  # the card, shown to the asker alone
+        await h.deliver()
+        assert "*3 tasks not run*" in json.dumps(h.standin.ephemerals(REQUESTER)[-1]["blocks"])
 
         for user, text in ((OUTSIDER, "resume 1"), (REQUESTER, "resume 1 now"), (REQUESTER, "resume")):
             await h.driver.slash_command(user, text)
             await h.deliver()
-        refusal, stray, missing = h.ephemeral_texts()
+        _card_copy, refusal, stray, missing = h.ephemeral_texts()
         assert "may resume staging runs" in refusal and f"<@{APPROVER}>" in refusal
         assert "unexpected `now`" in stray and "/csb resume &lt;run&gt;" in stray  # escaped for Slack
         assert "which run?" in missing
@@ -259,6 +268,7 @@ async def test_paused_run_is_resumed_by_command(
         h.clock.advance(timedelta(minutes=15))  # past the retries' backoff
         await h.run_lanes()
         assert await run_state(h) is RunState.FINISHED
+        assert "tasks not run" not in card_text(h.standin.message(CHANNEL, card["ts"]) or {})
         assert ("resumed", REQUESTER, None) in await audit_trail(h)
         run = await current_run(h)  # the pause rule counts afresh, the notes do not
         assert run.infra_failures == 0 and run.infra_failures_total >= 4

@@ -122,8 +122,13 @@ def write_wave(repo: Path, selection: Selection, wave: Wave, folder: str, stem: 
     (a temporary file renamed); returns its path from the checkout root. The name carries the moment, so
     a file an earlier request pinned is never overwritten."""
     tasks = [selection.entries[task.index] for task in wave.tasks]
+    return write_selection_file(repo, f"{folder}/{stem}.json", tasks, description)
+
+
+def write_selection_file(repo: Path, rel: str, tasks: list[dict[str, Any]], description: str) -> str:
+    """`tasks` as a selection file in CSB's shape at `rel` (from the checkout root), written whole or not
+    at all (a temporary file renamed); returns `rel`."""
     data = {"metadata": {"description": description, "task_count": len(tasks)}, "tasks": tasks}
-    rel = f"{folder}/{stem}.json"
     path = repo / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.writing")

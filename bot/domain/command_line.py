@@ -131,7 +131,8 @@ def _usage() -> str:
     return "/csb run [suite] " + " ".join(f"[{group}]" for group in groups if group)
 
 
-USAGE = _usage()  # `/csb run`'s
+TASKS_FLAG = "--tasks"  # `/csb run --tasks id,id`: named tasks of the task file, not a `RunParams` field
+USAGE = f"{_usage()} [{TASKS_FLAG} ID,…]"  # `/csb run`'s
 HELP_USAGE = "/csb help [run]"
 STATUS_USAGE = "/csb status [run]"
 CANCEL_USAGE = "/csb cancel <run> [--drain] <reason>"
@@ -217,14 +218,43 @@ def parse_command(text: str) -> CommandLine:
     return CommandLine(name=name, args=args)
 
 
+@dataclass(frozen=True)
+class RunLine:
+    """`/csb run`'s text parsed: the parameters, and the task ids `--tasks` named (none: every task)."""
+
+    params: RunParams
+    tasks: tuple[str, ...] = ()
+
+
 def parse_run_args(text: str, *, max_parallel: int | None = None) -> RunParams:
-    """Turn the text after `/csb run` into `RunParams`, or a `UserInputError` saying how to fix it."""
+    """Turn the text after `/csb run` into `RunParams`, or a `UserInputError` saying how to fix it;
+    `--tasks` is refused here: it is `parse_run_line`'s."""
+    line = parse_run_line(text, max_parallel=max_parallel)
+    if line.tasks:
+        raise _error(f"`{TASKS_FLAG}` is not taken here")
+    return line.params
+
+
+def parse_run_line(text: str, *, max_parallel: int | None = None) -> RunLine:
+    """`parse_run_args`, and `--tasks id[,id…]` (ids as typed, checked against the task file later)."""
     given: dict[str, tuple[str, Any]] = {}  # field -> (how the user spelled it, value)
+    tasks: tuple[str, ...] | None = None
     tokens = _split(_normalise(text))
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token.startswith("-"):
+        spelled, eq, listed = token.partition("=")
+        if spelled.casefold() == TASKS_FLAG:
+            if tasks is not None:
+                raise _error(f"`{TASKS_FLAG}` given twice; list every task in one, separated by commas")
+            if not eq:
+                i += 1
+                listed = tokens[i] if i < len(tokens) and not tokens[i].startswith("--") else ""
+            while listed.endswith(",") and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+                i += 1  # `--tasks a, b`: a space after a comma still lists the next id
+                listed += tokens[i]
+            tasks = _task_ids(listed)
+        elif token.startswith("-"):
             spelling, flag, inline = _lookup(token)
             if flag.is_switch:
                 if inline is not None:
@@ -241,7 +271,21 @@ def parse_run_args(text: str, *, max_parallel: int | None = None) -> RunParams:
             _record(given, POSITIONAL_FIELD, f"{_BARE} `{_show(token)}`", _bare_key(token))
         i += 1
     _check_exclusive(given)
-    return _build(given)
+    return RunLine(_build(given), tasks or ())
+
+
+def _task_ids(raw: str) -> tuple[str, ...]:
+    """`a,b, c` → `("a", "b", "c")`, each once whatever its case (ids match so), in the order typed."""
+    first: dict[str, str] = {}
+    for part in raw.split(","):
+        first.setdefault(part.strip().casefold(), part.strip())
+    first.pop("", None)
+    ids = tuple(first.values())
+    if not ids:
+        raise _error(f"`{TASKS_FLAG}` needs task ids: `{TASKS_FLAG} ID[,ID…]`")
+    for task_id in ids:
+        _reject_invisible(f"`{TASKS_FLAG}`", task_id)
+    return ids
 
 
 def value_kind(field: str, max_parallel: int | None = None) -> str:
@@ -298,9 +342,9 @@ def _lookup(token: str) -> tuple[str, Flag, str | None]:
     if spelling in _HELP_ALIASES:
         raise _error("`/csb help run` lists the flags of `/csb run`")
     if flag is None:
-        hint = _did_you_mean(spelling, tuple(_BY_SPELLING))
+        hint = _did_you_mean(spelling, (*_BY_SPELLING, TASKS_FLAG))
         if not hint:
-            hint = f"; flags: {_listing(tuple(_BY_SPELLING))}."
+            hint = f"; flags: {_listing((*_BY_SPELLING, TASKS_FLAG))}."
         raise _error(f"unknown flag `{_show(spelling)}`{hint}")
     return spelling, flag, inline if eq else None
 

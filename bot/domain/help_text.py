@@ -13,6 +13,7 @@ from bot.domain.command_line import (
     RUN_EXAMPLE,
     RUN_FLAGS,
     SUBCOMMANDS,
+    TASKS_FLAG,
     USAGE,
     Flag,
     default_text,
@@ -26,7 +27,7 @@ from bot.domain.spec import RunParams
 
 # What each subcommand does; its short form comes from the grammar (`command_line.GRAMMAR`).
 _SUBCOMMAND_LINES: dict[str, str] = {
-    "run": "ask for a paired baseline + MCP run; it starts once approved",
+    "run": "ask for a paired baseline + MCP run; it starts once approved (`--tasks id,id`: just those tasks)",
     "help": "this list, or the flags of `run`",
     "suites": "the suite keys and task counts in the CSB checkout",
     "status": "queued and running runs, or one run's progress",
@@ -48,7 +49,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "regressions, fixes, new errors",
     "runs": "finished runs, newest first, with their numbers",
     "coverage": "valid runs per selected task and lane against a target (default 3), the tasks with none, "
-    "and CSB's variance waves; `--staging` counts finished staging runs too",
+    "and CSB's variance waves; `--staging` counts finished staging runs too; its Fill gaps and Plan variance "
+    "buttons (or `--fill`, `--plan`) ask for the runs",
 }
 
 
@@ -71,6 +73,10 @@ def run_help(defaults_note: str | None = None) -> str:
         "*`/csb run`*: nothing starts until someone approves the card.",
         f"`{escape(USAGE)}`",
         *(_field_line(field) for field in RunParams.model_fields),
+        f"• `{TASKS_FLAG} ID[,ID…]` — _task ids, separated by commas_. A quick rerun of just these tasks of "
+        "the task file (of `--suite`'s suite when given; any case), at most `quick_rerun_max_tasks` of "
+        "them (20 unless this deployment sets it): the bot writes them to a selection file in CSB's "
+        "shape under `configs/harnesses/`. Default: every task.",
         "`--flag=value` works too; `—flag` (Slack's dash) counts as `--flag`. Quote paths with spaces.",
         f"Example: `{RUN_EXAMPLE}`",
     ]

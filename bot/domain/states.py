@@ -105,6 +105,8 @@ UNSCORED_LANE_STATES = (LaneStatus.ERRORED, LaneStatus.TIMEOUT)
 COMPLETED_LANE_STATES = (*SCORED_LANE_STATES, *UNSCORED_LANE_STATES)
 # Lanes a rerun runs again: everything that ran to an end but did not pass.
 RERUNNABLE_LANE_STATES = (LaneStatus.FAILED, *UNSCORED_LANE_STATES)
+# Lanes of a paused run that neither ran to an end nor run: its card counts their tasks as not run.
+WAITING_LANE_STATES = (LaneStatus.QUEUED, LaneStatus.CANCELLED)
 # What a rerun's card says the earlier lanes of its tasks ended as: failed and errored always named,
 # timeouts and lanes that never ran to an end (a run cancelled or drained part way) only when some did.
 RERUN_NOTE_LANE_STATES = (*RERUNNABLE_LANE_STATES, LaneStatus.CANCELLED)

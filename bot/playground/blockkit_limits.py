@@ -21,9 +21,13 @@ from bot.domain.slack_limits import (
     MAX_LABEL,
     MAX_MESSAGE_BLOCKS,
     MAX_MESSAGE_TEXT,
+    MAX_OPTION_TEXT,
+    MAX_OPTION_VALUE,
+    MAX_PLACEHOLDER,
     MAX_PRIVATE_METADATA,
     MAX_SECTION_FIELDS,
     MAX_SECTION_TEXT,
+    MAX_SELECT_OPTIONS,
     MAX_URL,
     MAX_VIEW_BLOCKS,
     MAX_VIEW_TITLE,
@@ -211,6 +215,8 @@ def _check_element(errors: _Errors, element: Any, path: str) -> None:
         errors.add(path, "must provide an object with a type")
         return
     errors.string(element.get("action_id"), f"{path}/action_id", MAX_ID)
+    if element["type"] == "static_select":
+        _check_static_select(errors, element, path)
     if element["type"] != "button":
         return
     errors.text(element.get("text"), f"{path}/text", MAX_BUTTON_TEXT, plain_only=True)
@@ -218,6 +224,24 @@ def _check_element(errors: _Errors, element: Any, path: str) -> None:
     errors.string(element.get("url"), f"{path}/url", MAX_URL)
     if element.get("style") is not None and element["style"] not in BUTTON_STYLES:
         errors.add(f"{path}/style", f"must be one of {sorted(BUTTON_STYLES)}")
+
+
+def _check_static_select(errors: _Errors, element: dict[str, Any], path: str) -> None:
+    if element.get("placeholder") is not None:
+        errors.text(element["placeholder"], f"{path}/placeholder", MAX_PLACEHOLDER, plain_only=True)
+    options = element.get("options")
+    if not isinstance(options, list) or not 1 <= len(options) <= MAX_SELECT_OPTIONS:
+        errors.add(f"{path}/options", f"must provide 1 to {MAX_SELECT_OPTIONS} options")
+        return
+    for index, option in enumerate(options):
+        here = f"{path}/options/{index}"
+        if not isinstance(option, dict):
+            errors.add(here, "must provide an object")
+            continue
+        errors.text(option.get("text"), f"{here}/text", MAX_OPTION_TEXT, plain_only=True)
+        errors.string(option.get("value"), f"{here}/value", MAX_OPTION_VALUE, required=True)
+        if option.get("description") is not None:
+            errors.text(option["description"], f"{here}/description", MAX_OPTION_TEXT, plain_only=True)
 
 
 _BLOCK_CHECKS = {

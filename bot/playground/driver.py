@@ -13,7 +13,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlencode
@@ -27,7 +27,9 @@ from bot.playground.payloads import (
     app_home_opened_body,
     block_actions_payload,
     buttons,
+    ephemeral_block_actions_payload,
     home_block_actions_payload,
+    select_choice,
     slash_command_form,
     view_submission_payload,
 )
@@ -155,6 +157,64 @@ class SlackDriver:
                 f"no button {label!r} on message {message_ts} in {channel_id}; it has {labels}"
             )
         return await self._send_click(user_id, channel_id, message, button)
+
+    async def choose(
+        self,
+        user_id: str,
+        channel_id: str,
+        message_ts: str,
+        action_id: str,
+        option_text: str,
+        value: str | None = None,
+    ) -> DriverResponse:
+        """Pick the option shown as `option_text` in the static select `action_id` of a stored message;
+        `value` defaults to the option's (another is what a forged or stale choice sends)."""
+        message = self._stored_message(channel_id, message_ts)
+        choice = select_choice(message.get("blocks", []), action_id, option_text)
+        if choice is None:
+            raise ButtonNotFound(f"no option {option_text!r} in select {action_id!r} on message {message_ts}")
+        if value is not None:
+            choice = replace(choice, option={**choice.option, "value": value})
+        payload = block_actions_payload(
+            self._app(),
+            self.standin.user(user_id),
+            self.standin.channel(channel_id),
+            message,
+            choice,
+            self._response_url(channel_id, user_id, message["ts"]),
+            self.standin.issue_trigger_id(user_id),
+            f"{self.time_fn():.6f}",
+        )
+        return await self.interaction(payload)
+
+    async def click_ephemeral_button(
+        self, user_id: str, label: str, ts: str | None = None, value: str | None = None
+    ) -> DriverResponse:
+        """Click the button labelled `label` on the ephemeral message `ts` shown to `user_id` (by default
+        the latest with one); `value` defaults to the button's. Its response_url posts a new ephemeral:
+        the stand-in does not replace an ephemeral in place."""
+        for ephemeral in reversed(self.standin.ephemerals(user_id)):
+            if ts is not None and ephemeral["ts"] != ts:
+                continue
+            button = next((b for b in buttons(ephemeral.get("blocks", [])) if b.text == label), None)
+            if button is not None:
+                break
+        else:
+            raise ButtonNotFound(f"no ephemeral message shown to {user_id} has a button {label!r}")
+        if value is not None:
+            button = replace(button, value=value)
+        channel = self.standin.channel(ephemeral["channel"])
+        payload = ephemeral_block_actions_payload(
+            self._app(),
+            self.standin.user(user_id),
+            channel,
+            ephemeral,
+            button,
+            self._response_url(channel.id, user_id),
+            self.standin.issue_trigger_id(user_id),
+            f"{self.time_fn():.6f}",
+        )
+        return await self.interaction(payload)
 
     async def click_home_button(self, user_id: str, label: str) -> DriverResponse:
         """Click the button labelled `label` on the user's published App Home tab."""

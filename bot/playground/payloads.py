@@ -63,17 +63,28 @@ def slash_command_form(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """An option chosen in a static select found in stored blocks."""
+
+    block_id: str
+    action_id: str
+    option: dict[str, Any]
+    placeholder: dict[str, Any] | None = None
+
+
 def block_actions_payload(
     app: AppContext,
     user: PlayUser,
     channel: Channel,
     message: dict[str, Any],
-    button: Button,
+    button: Button | Choice,
     response_url: str,
     trigger_id: str,
     action_ts: str,
 ) -> dict[str, Any]:
-    """A click on a button of a channel message; `message` is the message as it is stored now."""
+    """A click on a button of a channel message, or a choice in one of its static selects; `message` is
+    the message as it is stored now."""
     container: dict[str, Any] = {
         "type": "message",
         "message_ts": message["ts"],
@@ -95,6 +106,42 @@ def block_actions_payload(
         "is_enterprise_install": False,
         "channel": {"id": channel.id, "name": channel.name},
         "message": shown,
+        "state": {"values": {}},
+        "response_url": response_url,
+        "actions": [
+            _button_action(button, action_ts) if isinstance(button, Button) else _choice(button, action_ts)
+        ],
+    }
+
+
+def ephemeral_block_actions_payload(
+    app: AppContext,
+    user: PlayUser,
+    channel: Channel,
+    ephemeral: dict[str, Any],
+    button: Button,
+    response_url: str,
+    trigger_id: str,
+    action_ts: str,
+) -> dict[str, Any]:
+    """A click on a button of an ephemeral message: Slack marks the container `is_ephemeral` and sends
+    no `message` (the app never stored one); the response_url answers the clicker."""
+    return {
+        "type": "block_actions",
+        "user": _user(user, app),
+        "api_app_id": app.app_id,
+        "token": VERIFICATION_TOKEN,
+        "container": {
+            "type": "message",
+            "message_ts": ephemeral["ts"],
+            "channel_id": channel.id,
+            "is_ephemeral": True,
+        },
+        "trigger_id": trigger_id,
+        "team": {"id": app.team_id, "domain": app.team_domain},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel.id, "name": channel.name},
         "state": {"values": {}},
         "response_url": response_url,
         "actions": [_button_action(button, action_ts)],
@@ -205,6 +252,37 @@ def _button(block_id: str, element: dict[str, Any]) -> Button:
         value=element.get("value"),
         style=element.get("style"),
     )
+
+
+def select_choice(blocks: list[Any], action_id: str, option_text: str) -> Choice | None:
+    """The option whose text is `option_text` in the static select `action_id` of an actions block."""
+    for block in blocks:
+        if not isinstance(block, dict) or block.get("type") != "actions":
+            continue
+        for element in block.get("elements", []):
+            if not (isinstance(element, dict) and element.get("type") == "static_select"):
+                continue
+            if element.get("action_id") != action_id:
+                continue
+            for option in element.get("options", []):
+                if (option.get("text") or {}).get("text") == option_text:
+                    block_id = str(block.get("block_id", ""))
+                    return Choice(block_id, action_id, option, element.get("placeholder"))
+    return None
+
+
+def _choice(choice: Choice, action_ts: str) -> dict[str, Any]:
+    """What Slack sends for a static select: the chosen option whole, as it was drawn."""
+    action: dict[str, Any] = {
+        "type": "static_select",
+        "action_id": choice.action_id,
+        "block_id": choice.block_id,
+        "selected_option": choice.option,
+        "action_ts": action_ts,
+    }
+    if choice.placeholder is not None:
+        action["placeholder"] = choice.placeholder
+    return action
 
 
 def _button_action(button: Button, action_ts: str) -> dict[str, Any]:

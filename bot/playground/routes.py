@@ -227,7 +227,10 @@ class PlaygroundRoutes:
         body = await _json(request)
         try:
             user, channel = str(body["user"]), str(body.get("channel", DEFAULT_CHANNEL))
-            if "label" in body:
+            if body.get("ephemeral"):
+                text = (body["action"].get("text") or {}).get("text", "")
+                response = await self._driver.click_ephemeral_button(user, str(text), ts=str(body["ts"]))
+            elif "label" in body:
                 response = await self._driver.click_button(user, channel, str(body["ts"]), str(body["label"]))
             else:
                 action = {k: body["action"][k] for k in _ACTION_KEYS if k in body["action"]}

@@ -29,11 +29,12 @@ from bot.csb.verdicts.config_names import is_mcp_config
 from bot.domain.clock import Clock
 from bot.domain.command_line import COVERAGE_USAGE
 from bot.domain.coverage import Coverage, SelectedTask, Wave, WaveMode, count_runs, coverage
-from bot.domain.errors import UserInputError
+from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.manifest_names import manifest_task_key
-from bot.domain.policy import Actor, PolicyConfig, may_see
+from bot.domain.policy import Actor, PolicyConfig, may_request, may_see
 from bot.domain.spec import Category, Mode, RunParams
 from bot.domain.verdict import ManifestStatus
+from bot.domain.words import plural
 from bot.services.compare import SCAN_LIMIT, lane_result
 from bot.services.coverage_args import CoverageArgs
 from bot.services.queries import Viewer
@@ -42,6 +43,12 @@ from bot.store import history, runs
 from bot.store.db import Store
 
 _VALID = frozenset({ManifestStatus.PASSED, ManifestStatus.FAILED})
+# A gap-fill file's description: where its tasks have no valid run (CSB's metadata, not a Slack reply).
+_LACKING = {
+    WaveMode.BOTH: "on either lane",
+    WaveMode.BASELINE_ONLY: "on the baseline lane",
+    WaveMode.MCP_ONLY: "on the MCP lane",
+}
 MODE_OF = {
     WaveMode.BOTH: Mode.PAIRED,
     WaveMode.BASELINE_ONLY: Mode.BASELINE_ONLY,
@@ -57,6 +64,11 @@ class CoverageAnswer:
     manifest: bool  # whether the checkout has a MANIFEST (else official runs count as none)
     staging_runs: int | None  # finished staging runs counted; None without --staging
     model: str | None
+
+    @property
+    def has_gaps(self) -> bool:
+        """Whether some task has no valid run on a lane: what `--fill` asks for."""
+        return any(any(suite.without.values()) for suite in self.coverage.suites)
 
 
 @dataclass(frozen=True)
@@ -92,11 +104,14 @@ class CoverageService:
         target of one); `--plan`: a request per wave of CSB's plan to the target. Each wave's selection
         file is written in CSB's shape, then resolved and submitted as `/csb run --selection-file` would
         be, so each gets the normal approval card (and a one-lane wave the pairing guard's check)."""
+        verdict = may_request(self._policy, Category.STAGING, actor, viewer.channel_id)
+        if not verdict.allowed:  # before any file is written: a refused request leaves nothing behind
+            raise PolicyError(verdict.reason)
         answer, selection = await self._compute(replace(args, target=1) if args.fill else args, viewer)
         waves = answer.coverage.waves
         if not waves:
             raise UserInputError(
-                f"nothing to request: every task already has {answer.coverage.target} valid runs "
+                f"nothing to request: every task already has {plural(answer.coverage.target, 'valid run')} "
                 "on both lanes",
                 hint=COVERAGE_USAGE,
             )
@@ -105,7 +120,7 @@ class CoverageService:
         for index, wave in enumerate(waves):
             if args.fill:
                 folder, stem = GAP_FILL_DIR, f"gap_fill_{wave.mode.value}_{now}"
-                description = f"Gap fill: tasks with no valid {wave.mode.value.replace('_', ' ')} run"
+                description = f"Gap fill: tasks with no valid run {_LACKING[wave.mode]}"
             else:
                 folder, stem = VARIANCE_DIR, f"wave{wave.number}_{wave.mode.value}_{now}"
                 description = f"Variance wave {wave.number} ({wave.mode.value}) to {args.target} runs"

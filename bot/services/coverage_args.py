@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.domain.command_line import COVERAGE_USAGE
 from bot.domain.coverage import DEFAULT_TARGET, MAX_TARGET
 from bot.domain.errors import UserInputError
+from bot.domain.slack_limits import MAX_BUTTON_VALUE
 from bot.services.compare_args import split_flags
 
 STAGING_FLAG = "--staging"
@@ -46,3 +47,29 @@ def parse_coverage_args(text: str) -> CoverageArgs:
         fill=FILL_FLAG in switches,
         plan=PLAN_FLAG in switches,
     )
+
+
+def coverage_words(args: CoverageArgs) -> str:
+    """The words after `/csb coverage` that `parse_coverage_args` turns back into `args`: what a Fill gaps
+    or Plan variance button carries, so a click asks exactly what typing the flag would."""
+    words = list(args.suites)
+    if args.model:
+        words += ["--model", args.model]
+    words += ["--target", str(args.target)]
+    words += [
+        flag
+        for flag, on in ((STAGING_FLAG, args.staging), (FILL_FLAG, args.fill), (PLAN_FLAG, args.plan))
+        if on
+    ]
+    return " ".join(words)
+
+
+def button_values(args: CoverageArgs, *, fill: bool, plan: bool) -> tuple[str, ...]:
+    """The values of the answer's buttons (`--fill`, then `--plan`, for those offered); none when a value
+    would pass Slack's limit for a button's value (many suites named): the flags still work then."""
+    values = tuple(
+        coverage_words(replace(args, fill=is_fill, plan=not is_fill))
+        for is_fill, offered in ((True, fill), (False, plan))
+        if offered
+    )
+    return values if all(len(v) <= MAX_BUTTON_VALUE for v in values) else ()

@@ -51,6 +51,12 @@ class ReplyService:
         if response_url is not None:
             await self._enqueue(OutboxKind.CARD_COPY, request_id=request_id, response_url=response_url)
 
+    async def coverage_buttons(self, response_url: str | None, values: tuple[str, ...]) -> None:
+        """`Fill gaps` / `Plan variance` under a coverage answer, after its parts (the same reply's
+        conversation, so in order); `values` are the buttons' `/csb coverage` words."""
+        if response_url is not None and values:
+            await self._enqueue(OutboxKind.COVERAGE, text="\n".join(values), response_url=response_url)
+
     async def _enqueue(
         self,
         kind: OutboxKind,

@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.csb import named_tasks
 from bot.csb.catalog import Catalog
+from bot.csb.coverage_files import stamp
 from bot.domain import events, outbox_keys
 from bot.domain.clock import Clock
 from bot.domain.command_line import USAGE
@@ -131,6 +133,27 @@ class RunRequestService:
                 hint=USAGE,
             )
         return spec
+
+    async def named_tasks(
+        self, params: RunParams, task_ids: tuple[str, ...], actor: Actor, channel_id: str
+    ) -> RunParams:
+        """`/csb run --tasks`: `params` over a selection file, in CSB's shape, of just the tasks named
+        (checked against the task file, narrowed by `--suite`). Who may not ask for the run gets no file."""
+        verdict = may_request(self._policy, params.category, actor, channel_id)
+        if not verdict.allowed:
+            raise PolicyError(verdict.reason)
+        picked = await asyncio.to_thread(
+            named_tasks.pick,
+            self._catalog,
+            params.task_file,
+            params.suite,
+            task_ids,
+            self._engine.quick_rerun_max_tasks,
+            stamp(self._clock.now()),
+        )
+        return params.model_copy(
+            update={"suite": None, "suite_file": None, "selection_file": picked.selection_file}
+        )
 
     def parallel_range(self, category: Category) -> tuple[int, int]:
         """`--parallel` for `category`: the default when it is not given, and the policy's maximum."""

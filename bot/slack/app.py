@@ -18,7 +18,14 @@ from bot.slack.inbound.commands import CommandRouter
 from bot.slack.inbound.decisions import DecisionHandler
 from bot.slack.inbound.identity import SlackIdentity
 from bot.slack.inbound.inflight import InFlight
-from bot.slack.inbound.listeners import approval, command, home, promotion_clicks, run_control
+from bot.slack.inbound.listeners import (
+    approval,
+    command,
+    coverage_clicks,
+    home,
+    promotion_clicks,
+    run_control,
+)
 from bot.slack.inbound.listeners.prologue import Prologue
 from bot.slack.outbound.direct_reply import dm_now
 from bot.slack.outbound.notifier import Notifier
@@ -56,6 +63,7 @@ def create_app(
     home_service: HomeService,
     control_clicks: run_control.RunControlClicks,
     promoting: promotion_clicks.PromotionClicks,
+    covering: coverage_clicks.CoverageClicks,
     replays: ReplayGuard,
     identity: SlackIdentity,
     *,
@@ -89,6 +97,7 @@ def create_app(
     approval.register(app, decisions, listen)
     run_control.register(app, control_clicks, listen)
     promotion_clicks.register(app, promoting, listen)
+    coverage_clicks.register(app, covering, listen)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""Action ids of every interactive element. Button values are opaque row ids, never JSON."""
+"""Action ids of every interactive element. Button values are opaque row ids, never JSON (the coverage
+buttons carry the command words they repeat, see below)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ class ActionId(StrEnum):
     CANCEL = "run.cancel"
     RERUN_FAILED = "run.rerun_failed"
     RUN_REST = "run.run_rest"
+    RERUN_TASK = "run.rerun_task"  # `Rerun a task…` under a report: option values `<run id>:<pair index>`
     PROMOTE = "run.promote"  # `Promote to official` under a finished staging run's report
     PROMOTION_APPROVE = "promotion.approve"
     PROMOTION_REJECT = "promotion.reject"
+    # Under a `/csb coverage` answer: the value is the `/csb coverage … --fill|--plan` words it repeats
+    # (re-parsed and re-authorised at the click), not a row id: an answer is not stored.
+    FILL_GAPS = "coverage.fill_gaps"
+    PLAN_VARIANCE = "coverage.plan_variance"
 
 
 class CallbackId(StrEnum):

@@ -185,8 +185,8 @@ class OutboxItem(SQLModel, table=True):
     state: OutboxState = Field(default=OutboxState.PENDING, index=True, sa_type=enum_type(OutboxState))
     request_id: int | None = Field(default=None, foreign_key="run_requests.id")
     run_id: int | None = Field(default=None, foreign_key="runs.id")
-    text: str | None = None  # only for EPHEMERAL rows; the other kinds render from the tables
-    response_url: str | None = None  # only for EPHEMERAL rows answering a command or a click
+    text: str | None = None  # EPHEMERAL rows' text, COVERAGE rows' button values; others render from tables
+    response_url: str | None = None  # EPHEMERAL (and COVERAGE) rows answering a command or a click
     user_id: str | None = (
         None  # EPHEMERAL rows without a response_url: chat.postEphemeral in the card's channel
     )

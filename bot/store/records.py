@@ -32,6 +32,9 @@ class OutboxKind(StrEnum):
     CARD_COPY = "card_copy"  # the current card, shown only to one person (`/csb status <run>`)
     HOME = "home"  # republish App Home tabs (target `home:<user>` or `home:*` for every viewer)
     PROMOTION = "promotion"  # a promotion's card: posted once, then edited in place
+    # `Fill gaps` / `Plan variance` under a `/csb coverage` answer, to its response_url; `text` holds the
+    # buttons' values (the `/csb coverage` words each click repeats), one a line.
+    COVERAGE = "coverage"
 
 
 class OutboxState(StrEnum):

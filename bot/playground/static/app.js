@@ -171,13 +171,15 @@
     </div>`;
   }
 
-  /** Ephemerals are drawn with inert elements: the stand-in keeps no message behind them to act on. */
+  /** The bot's ephemerals keep their buttons live (Slack sends the click with `is_ephemeral`); the page's
+   *  own notes are inert. */
   function ephemeralHtml(note) {
     const sender = note.local ? "Slackbot" : state.bot.name;
     const body = note.blocks && note.blocks.length
-      ? BK.renderBlocks(note.blocks, ctx({ surface: "message", disabled: true }))
+      ? BK.renderBlocks(note.blocks, ctx({ surface: "message", disabled: !!note.local }))
       : `<div class="msg-text">${BK.mrkdwn(note.text || "", ctx())}</div>`;
-    return `<div class="msg msg-ephemeral" data-ephemeral="${BK.esc(note.ts)}">
+    const surface = note.local ? "" : ` data-surface="ephemeral" data-channel="${BK.esc(note.channel || "")}" data-ts="${BK.esc(note.ts)}"`;
+    return `<div class="msg msg-ephemeral" data-ephemeral="${BK.esc(note.ts)}"${surface}>
       <div class="avatar ${note.local ? "avatar-slackbot" : "avatar-bot"}" aria-hidden="true">${note.local ? "S" : "CSB"}</div>
       <div class="msg-body">
         <div class="ephemeral-tag"><span aria-hidden="true">👁</span> Only visible to you</div>
@@ -381,6 +383,7 @@
     const body = { user: ui.user, action: BK.actionOf(el) };
     if (surface.dataset.viewId) body.view_id = surface.dataset.viewId;
     else Object.assign(body, { channel: surface.dataset.channel, ts: surface.dataset.ts });
+    if (surface.dataset.surface === "ephemeral") body.ephemeral = true;
     el.disabled = true;
     try {
       const answer = await post("/playground/click", body);

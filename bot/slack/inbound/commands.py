@@ -15,7 +15,7 @@ from bot.domain.command_line import (
     STATUS_USAGE,
     is_usage,
     parse_command,
-    parse_run_args,
+    parse_run_line,
     usage_of,
 )
 from bot.domain.errors import UserInputError
@@ -25,7 +25,7 @@ from bot.services.compare import CompareService
 from bot.services.compare_args import parse_compare_args, parse_runs_args
 from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
 from bot.services.coverage import CoverageService
-from bot.services.coverage_args import parse_coverage_args
+from bot.services.coverage_args import button_values, parse_coverage_args
 from bot.services.promote_args import parse_promote_args
 from bot.services.promotion import PromotionService
 from bot.services.promotion_gate import PromotionGate
@@ -135,7 +135,11 @@ class CommandRouter:
         return run_help(checkout_values(task_file, suites, await self._queries.full_configs(), limits))
 
     async def _run(self, command: SlashCommand, args: str) -> str | None:
-        params = parse_run_args(args)
+        line = parse_run_line(args)
+        params = line.params
+        if line.tasks:  # a selection file of just those tasks, then as any `--selection-file` run
+            actor = await self._directory.actor(command.user_id)
+            params = await self._requests.named_tasks(params, line.tasks, actor, command.channel_id)
         spec = await self._requests.resolve(params)
         if params.dry_run:
             *first, last = plan_text(spec, await self._requests.preflight(spec), self._launch)
@@ -285,6 +289,10 @@ class CommandRouter:
         answer = await self._coverage.coverage(parsed, await self._viewer(command))
         for part in coverage_text(answer):  # a long answer comes in parts, in order
             await self._replies.ephemeral(command.response_url, part)
+        await self._replies.coverage_buttons(
+            command.response_url,
+            button_values(parsed, fill=answer.has_gaps, plan=bool(answer.coverage.waves)),
+        )
         chart = await in_worker(coverage_chart, answer.coverage)
         if chart is None:
             return None

@@ -83,6 +83,41 @@ class ButtonClick(BaseModel):
         return match.group(1), match.group(2)
 
 
+class OptionChoice(BaseModel):
+    """A choice in a static select under a message: the option's value is `<row id>:<index>`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    action_id: str
+    value: str
+    action_ts: str = ""
+    channel_id: str | None = None
+    response_url: str | None = None
+    trigger_id: str | None = None
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> OptionChoice:
+        action = body["actions"][0]
+        return cls(
+            user_id=body["user"]["id"],
+            action_id=action["action_id"],
+            value=str((action.get("selected_option") or {}).get("value", "")),
+            action_ts=str(action.get("action_ts", "")),
+            channel_id=(body.get("channel") or {}).get("id"),
+            response_url=body.get("response_url"),
+            trigger_id=body.get("trigger_id"),
+        )
+
+    @property
+    def row_and_index(self) -> tuple[int, int]:
+        """Anything but `<row id>:<index>` is a forged or stale choice."""
+        match = _VALUE.fullmatch(self.value)
+        if match is None or match.group(2) is None:
+            raise UserInputError("this choice is not valid any more")
+        return int(match.group(1)), int(match.group(2))
+
+
 def _unescape(text: str) -> str:
     """Slack escapes exactly these three characters in a slash command's text; undo that once, here."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

@@ -78,7 +78,7 @@ def conversation_of(item: OutboxItem, channels: dict[int, str]) -> str:
     """
     if item.kind is OutboxKind.HOME:
         return "home"
-    if item.kind in (OutboxKind.EPHEMERAL, OutboxKind.CARD_COPY):
+    if item.kind in (OutboxKind.EPHEMERAL, OutboxKind.CARD_COPY, OutboxKind.COVERAGE):
         if item.response_url is not None:
             return f"reply:{item.response_url}"
         if item.user_id is not None:

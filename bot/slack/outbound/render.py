@@ -14,7 +14,7 @@ from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
 from bot.domain.spec import Category, LaneRole
-from bot.domain.states import RERUN_NOTE_ALWAYS_NAMED, RERUN_NOTE_LANE_STATES
+from bot.domain.states import RERUN_NOTE_ALWAYS_NAMED, RERUN_NOTE_LANE_STATES, WAITING_LANE_STATES
 from bot.domain.verdict import stored_verdict
 from bot.domain.words import plural
 from bot.services.checks import RequestChecks
@@ -99,6 +99,9 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         stop_reason=run.stop_reason,
         paused_reason=run.paused_reason,
         causes=_causes(pairs),
+        tasks_not_run=sum(
+            1 for pair in pairs.values() if any(lane.state in WAITING_LANE_STATES for lane in pair)
+        ),
     )
 
 

@@ -27,6 +27,7 @@ from bot.domain.promotion import OfficialLine
 from bot.domain.slack_limits import MAX_MESSAGE_BLOCKS
 from bot.domain.states import RunState
 from bot.services.compare import official_comparison, run_side
+from bot.services.coverage_args import parse_coverage_args
 from bot.services.promotion_gate import card_view
 from bot.slack.drawing import in_worker
 from bot.slack.outbound import render
@@ -39,6 +40,7 @@ from bot.slack.outbound.webclient import CALL_TIMEOUT_SECONDS, MalformedAnswer
 from bot.slack.views import approval_card, card_fallback_text
 from bot.slack.views.charts import report_chart_csv, report_charts
 from bot.slack.views.compare import card_warning, versus_official_line
+from bot.slack.views.coverage import coverage_buttons
 from bot.slack.views.events import stored_text
 from bot.slack.views.home import home_tab
 from bot.slack.views.promotion_card import promotion_card, promotion_card_text
@@ -84,6 +86,7 @@ class Senders:
             OutboxKind.HOME: self._home,
             OutboxKind.CARD_COPY: self._card_copy,
             OutboxKind.PROMOTION: self._promotion,
+            OutboxKind.COVERAGE: self._coverage_buttons,
         }
 
     async def send(self, item: OutboxItem) -> None:
@@ -282,6 +285,15 @@ class Senders:
         response = await webhook.send(
             text=card_fallback_text(view), blocks=approval_card(view), response_type="ephemeral"
         )
+        _raise_for_outage(response.status_code)
+
+    async def _coverage_buttons(self, item: OutboxItem) -> None:
+        """An ephemeral reply carries blocks when sent to its response_url, so the buttons go there."""
+        assert item.response_url is not None
+        offers = [(parse_coverage_args(value), value) for value in (item.text or "").splitlines()]
+        text, blocks = coverage_buttons(offers)
+        webhook = AsyncWebhookClient(item.response_url, timeout=CALL_TIMEOUT_SECONDS)  # type: ignore[arg-type]
+        response = await webhook.send(text=text, blocks=blocks, response_type="ephemeral")
         _raise_for_outage(response.status_code)
 
     async def _request_response_url(self, item: OutboxItem) -> str | None:

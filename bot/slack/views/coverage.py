@@ -3,10 +3,14 @@ none, and CSB's variance waves. Lists are cut at `LISTED` entries with a count o
 
 from __future__ import annotations
 
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, MarkdownTextObject, SectionBlock
+
 from bot.domain.coverage import SuiteCoverage, Wave, WaveMode
 from bot.domain.spec import LaneRole
 from bot.domain.words import plural
 from bot.services.coverage import CoverageAnswer, WaveRequest
+from bot.services.coverage_args import CoverageArgs
+from bot.slack.ids import ActionId
 from bot.slack.views.format import chunk_lines, code, shown
 
 LISTED = 10
@@ -31,7 +35,7 @@ def coverage_text(answer: CoverageAnswer) -> list[str]:
     if result.waves:
         lines.append(
             f"*Variance plan* (CSB's `plan_variance_runs.py --target {result.target}`; "
-            "`--plan` requests it, `--fill` the tasks with none):"
+            "*Plan variance* or `--plan` requests it, *Fill gaps* or `--fill` the tasks with none):"
         )
         lines.extend(f"• {_wave_line(wave)}" for wave in result.waves)
     else:
@@ -94,3 +98,23 @@ def waves_requested_text(made: list[WaveRequest]) -> str:
     lines = [f"*{plural(len(made), 'request')} for approval*, each over a selection file in CSB's shape:"]
     lines += [f"• #{m.request_id}: {_wave_line(m.wave)}, {code(m.selection_file)}" for m in made]
     return "\n".join(lines)
+
+
+def coverage_buttons(offers: list[tuple[CoverageArgs, str]]) -> tuple[str, list[Block]]:
+    """`Fill gaps` and `Plan variance` under the answer, each `(the question it repeats, its value)`;
+    the waves are counted again at the click, so an answer read late still asks for what is missing."""
+    elements = [
+        ButtonElement(
+            text="Fill gaps" if args.fill else "Plan variance",
+            action_id=ActionId.FILL_GAPS if args.fill else ActionId.PLAN_VARIANCE,
+            value=value,
+        )
+        for args, value in offers
+    ]
+    text = (
+        "Request runs of what is missing, each wave through the approval card: *Fill gaps* for the "
+        "tasks with no valid run on a lane, *Plan variance* for CSB's waves to the target. "
+        "Counted again when you click."
+    )
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text)), ActionsBlock(elements=elements)]
+    return text, blocks

@@ -20,11 +20,13 @@ from slack_sdk.models.blocks import (
     DividerBlock,
     HeaderBlock,
     MarkdownTextObject,
+    Option,
     SectionBlock,
+    StaticSelectElement,
 )
 
 from bot.domain.causes import CauseGroup, group_causes, pair_causes
-from bot.domain.slack_limits import MAX_HEADER_TEXT, MAX_MESSAGE_BLOCKS
+from bot.domain.slack_limits import MAX_HEADER_TEXT, MAX_MESSAGE_BLOCKS, MAX_OPTION_TEXT, MAX_SELECT_OPTIONS
 from bot.domain.spec import LaneRole
 from bot.domain.states import UNSCORED_LANE_STATES, LaneStatus
 from bot.domain.stats import (
@@ -101,7 +103,8 @@ def paired_report(view: ReportView) -> ReportMessage:
     groups = [
         (label, [task_line(pair, view.single_lane) for pair in pairs]) for label, pairs in _task_groups(view)
     ]
-    # two blocks kept under the list: the tasks not run, and the buttons (Rerun failed, Promote to official)
+    # two blocks kept under the list: the tasks not run, and the actions (Rerun failed, Promote to official,
+    # Rerun a task…)
     task_blocks, hidden = _task_list(groups, blocks_left - 2, chars_left)
     blocks = [*head, *task_blocks]
     if hidden:
@@ -378,7 +381,8 @@ def rerun_button(view: ReportView) -> list[Block]:
     verifier must be fixed first (B, C: `/csb rerun <run> --only <cause>` once fixed). Beside it,
     `Promote to official` under a finished staging run's report. Under a run cancelled or drained part
     way, "N tasks not run" and `Run the rest`: a request over exactly the tasks with a lane that never
-    ran to an end (CSB's "don't rerun completed tasks; build a subset of the remainder")."""
+    ran to an end (CSB's "don't rerun completed tasks; build a subset of the remainder"). Beside the
+    buttons, `Rerun a task…` (`task_select`)."""
     blocks: list[Block] = []
     missing = not_run(view)
     if missing:
@@ -396,10 +400,34 @@ def rerun_button(view: ReportView) -> list[Block]:
         if view.promotable
         else None
     )
-    buttons = [button for button in (_rerun_element(view), promote) if button is not None]
+    buttons = [
+        element for element in (_rerun_element(view), promote, task_select(view)) if element is not None
+    ]
     if buttons:
         blocks.append(ActionsBlock(block_id=f"report:{view.run_id}", elements=buttons))
     return blocks
+
+
+def task_select(view: ReportView) -> StaticSelectElement | None:
+    """`Rerun a task…`: the report's tasks, those that did not pass first (at most Slack's 100 options);
+    choosing one requests `/csb run --tasks <it> --suite <its suite>` with the run's parameters. An
+    option's value is `<run id>:<pair index>`, checked against the run's lanes at the click."""
+    if not view.pairs:
+        return None
+    roles = (view.single_lane,) if view.single_lane else (LaneRole.BASELINE, LaneRole.MCP)
+    order = sorted(
+        range(len(view.pairs)),
+        key=lambda i: (all(_lane(view.pairs[i], role).passed for role in roles), i),
+    )
+    options = [
+        Option(
+            value=f"{view.run_id}:{index}",
+            text=clip(view.pairs[index].task_id, MAX_OPTION_TEXT),
+            description=clip(view.pairs[index].suite, MAX_OPTION_TEXT),
+        )
+        for index in order[:MAX_SELECT_OPTIONS]
+    ]
+    return StaticSelectElement(action_id=ActionId.RERUN_TASK, placeholder="Rerun a task…", options=options)
 
 
 def not_run(view: ReportView) -> list[str]:

@@ -48,6 +48,7 @@ class RunCardView:
     stop_reason: str | None = None
     paused_reason: str | None = None
     causes: tuple[CauseGroup, ...] = ()  # the ended lanes' failures, grouped by cause
+    tasks_not_run: int = 0  # tasks with a lane still queued or cancelled (never ran to an end)
 
 
 CAUSES_SHOWN = 5
@@ -59,6 +60,8 @@ def run_blocks(run: RunCardView) -> list[Block]:
     timing = _timing(run)
     if timing:
         lines.append(timing)
+    if run.state == RunState.PAUSED and run.tasks_not_run:
+        lines.append(_paused_rest(run))
     if run.causes:
         lines += ["*Failures by cause*", *cause_lines(run.causes, limit=CAUSES_SHOWN)]
     text = clip("\n".join(lines), SECTION_LIMIT)
@@ -96,6 +99,15 @@ def _state_line(run: RunCardView) -> str:
     if run.state == RunState.FINISHED:
         return ":checkered_flag: *Finished*; the paired report is in the thread"
     return ":arrow_forward: *Running*"
+
+
+def _paused_rest(run: RunCardView) -> str:
+    """A paused run still holds its queued lanes, so no request for them is offered now: it would run
+    the same tasks beside this run's own lanes when it is resumed."""
+    return (
+        f"*{plural(run.tasks_not_run, 'task')} not run*: they start when the run is resumed "
+        f"(`/csb resume {run.run_id}`); if it is cancelled instead, its report offers *Run the rest*"
+    )
 
 
 def _progress_line(run: RunCardView) -> str:

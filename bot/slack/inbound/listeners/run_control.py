@@ -1,4 +1,5 @@
-"""`Cancel` on the status card (a modal asks how and why) and `Rerun failed` on the final report."""
+"""`Cancel` on the status card (a modal asks how and why), and `Rerun failed`, `Run the rest` and
+`Rerun a task…` on the final report."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.services.task_rerun import TaskRerunService
 from bot.slack.errors import answering, describe
 from bot.slack.ids import ActionId, CallbackId
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.listeners.prologue import Prologue
-from bot.slack.inbound.payloads import ButtonClick
+from bot.slack.inbound.payloads import ButtonClick, OptionChoice
 from bot.slack.views.cancel_modal import (
     MODE_ACTION,
     MODE_BLOCK,
@@ -70,7 +72,9 @@ class RunControlClicks:
         client: AsyncWebClient,
         replays: ReplayGuard,
         requests: RunRequestService,
+        task_reruns: TaskRerunService,
     ) -> None:
+        self._task_reruns = task_reruns
         self._replays = replays
         self._requests = requests  # who may act from where: the rule of `/csb status`
         self._control = control
@@ -134,6 +138,28 @@ class RunControlClicks:
             trigger_id=click.trigger_id,
         )
 
+    async def rerun_task(self, choice: OptionChoice) -> None:
+        """`Rerun a task…`: the request `/csb run --tasks <it> --suite <its suite>` would make with the
+        run's parameters; its card is the answer."""
+        if not await self._replays.first_time(choice.user_id, choice.action_id, choice.action_ts):
+            return
+        await answering(
+            lambda: self._rerun_task(choice), lambda text: self._replies.ephemeral(choice.response_url, text)
+        )
+
+    async def _rerun_task(self, choice: OptionChoice) -> None:
+        run_id, index = choice.row_and_index
+        actor = await self._directory.actor(choice.user_id)
+        await self._requests.authorize_sight(request_id_of(run_id), actor, choice.channel_id, "rerun")
+        await self._task_reruns.rerun_task(
+            run_id,
+            index,
+            actor,
+            channel_id=choice.channel_id or "",
+            response_url=choice.response_url,
+            trigger_id=choice.trigger_id,
+        )
+
     async def run_rest(self, click: ButtonClick) -> None:
         """A new request over the tasks of a cancelled or drained run that have a lane that never ran to
         an end; its card is the answer."""
@@ -175,6 +201,10 @@ def register(app: AsyncApp, clicks: RunControlClicks, listen: Prologue) -> None:
     @app.action(ActionId.RERUN_FAILED.value)
     async def on_rerun_failed(ack: AsyncAck, body: dict[str, Any]) -> None:
         await listen.run(ack, body, lambda: clicks.rerun_failed(ButtonClick.from_body(body)))
+
+    @app.action(ActionId.RERUN_TASK.value)
+    async def on_rerun_task(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await listen.run(ack, body, lambda: clicks.rerun_task(OptionChoice.from_body(body)))
 
     @app.action(ActionId.RUN_REST.value)
     async def on_run_rest(ack: AsyncAck, body: dict[str, Any]) -> None:
