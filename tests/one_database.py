@@ -24,6 +24,7 @@ ONE_DATABASE_MODULES = frozenset(
         "test_engine_pinning",
         "test_lane_verdicts",
         "test_e2e_compare",
+        "test_e2e_named_tasks",
     }
 )
 DATABASES = ("sqlite", "postgresql")
