@@ -41,7 +41,9 @@ class SlashCommand(BaseModel):
         )
 
 
-class ButtonClick(BaseModel):
+class _BlockAction(BaseModel):
+    """What every click under a message carries: who, which action, its value, and where to answer."""
+
     model_config = ConfigDict(frozen=True)
 
     user_id: str
@@ -52,18 +54,24 @@ class ButtonClick(BaseModel):
     response_url: str | None = None
     trigger_id: str | None = None
 
+    @staticmethod
+    def _fields(body: dict[str, Any], value: str) -> dict[str, Any]:
+        action = body["actions"][0]
+        return {
+            "user_id": body["user"]["id"],
+            "action_id": action["action_id"],
+            "value": value,
+            "action_ts": str(action.get("action_ts", "")),
+            "channel_id": (body.get("channel") or {}).get("id"),
+            "response_url": body.get("response_url"),
+            "trigger_id": body.get("trigger_id"),
+        }
+
+
+class ButtonClick(_BlockAction):
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> ButtonClick:
-        action = body["actions"][0]
-        return cls(
-            user_id=body["user"]["id"],
-            action_id=action["action_id"],
-            value=action.get("value", ""),
-            action_ts=str(action.get("action_ts", "")),
-            channel_id=(body.get("channel") or {}).get("id"),
-            response_url=body.get("response_url"),
-            trigger_id=body.get("trigger_id"),
-        )
+        return cls(**cls._fields(body, body["actions"][0].get("value", "")))
 
     @property
     def row_id(self) -> int:
@@ -83,31 +91,13 @@ class ButtonClick(BaseModel):
         return match.group(1), match.group(2)
 
 
-class OptionChoice(BaseModel):
+class OptionChoice(_BlockAction):
     """A choice in a static select under a message: the option's value is `<row id>:<index>`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    user_id: str
-    action_id: str
-    value: str
-    action_ts: str = ""
-    channel_id: str | None = None
-    response_url: str | None = None
-    trigger_id: str | None = None
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> OptionChoice:
-        action = body["actions"][0]
-        return cls(
-            user_id=body["user"]["id"],
-            action_id=action["action_id"],
-            value=str((action.get("selected_option") or {}).get("value", "")),
-            action_ts=str(action.get("action_ts", "")),
-            channel_id=(body.get("channel") or {}).get("id"),
-            response_url=body.get("response_url"),
-            trigger_id=body.get("trigger_id"),
-        )
+        chosen = body["actions"][0].get("selected_option") or {}
+        return cls(**cls._fields(body, str(chosen.get("value", ""))))
 
     @property
     def row_and_index(self) -> tuple[int, int]:
