@@ -11,12 +11,12 @@ folder once any of them was moved, and undoes every one otherwise, so it is neve
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
-from bot.csb.child_env import ChildEnv, spawn_env
+from bot.csb.checkout_script import run_script
+from bot.csb.child_env import ChildEnv
 from bot.csb.promotion import steps
 from bot.csb.promotion.layout import (
     MANIFEST_NAME,
@@ -207,21 +207,8 @@ def settle_all(plans: list[Plan], now: datetime) -> Settled:
 
 
 def _run(repo: Path, argv: list[str], env: ChildEnv, what: str) -> None:
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=repo,
-            env=spawn_env(env),
-            capture_output=True,
-            timeout=_TIMEOUTS[what],
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StepFailed(f"{Path(argv[1]).name} could not be run: {str(exc)[:_TAIL]}") from None
-    if done.returncode != 0:
-        lines = [
-            ln for ln in (done.stderr or done.stdout).decode("utf-8", "replace").splitlines() if ln.strip()
-        ]
-        last = lines[-1][:_TAIL] if lines else "no output"
-        raise StepFailed(f"{Path(argv[1]).name} exited {done.returncode}: {last}")
+    ran = run_script(repo, argv, env, timeout=_TIMEOUTS[what], tail=_TAIL)
+    if ran.code is None:
+        raise StepFailed(f"{Path(argv[1]).name} could not be run: {ran.last}")
+    if ran.code != 0:
+        raise StepFailed(f"{Path(argv[1]).name} exited {ran.code}: {ran.last}")
