@@ -118,7 +118,19 @@ async def test_an_approved_promotion_moves_the_run_as_csb_tools_would(tmp_path: 
         assert "PROMOTED: the run is official" in text
         for step in ("extract_task_metrics", "quarantine", "triage", "move", "manifest", "compare"):
             assert f":white_check_mark: {step}" in text, step
-        assert ":heavy_minus_sign: validate_official_integrity" in text  # the bench has no such script
+        # The bench's export stand-in, over both official runs (the six tasks of the later one kept).
+        assert (
+            ":white_check_mark: export_official_results: docs/official_results written: 2 runs, 6 tasks"
+            in text
+        )
+        exported = json.loads(
+            (h.repo / "docs" / "official_results" / "data" / "official_results.json").read_text()
+        )
+        assert {t["run_dir"] for t in exported["tasks"]} == {folder.name}
+        assert (
+            ":heavy_minus_sign: validate_official_integrity: the checkout has no "
+            "scripts/validate_official_integrity.py" in text
+        )
         assert "written by the bot's writer of generate_manifest.py's rules" in text
         assert "compare: as the diff shown" in text
         assert labels(promotion_card(h)) == []
@@ -140,6 +152,7 @@ async def test_an_approved_promotion_moves_the_run_as_csb_tools_would(tmp_path: 
                 f"promotion {step} done"
                 for step in ("extract_task_metrics", "quarantine", "triage", "move", "manifest")
             ),
+            "promotion export_official_results done",
             "promotion validate_official_integrity skipped",
             "promotion compare done",
             "promotion promoted",
@@ -191,3 +204,28 @@ async def test_force_needs_an_override_approver_and_says_what_it_bypasses(tmp_pa
         assert "UNDONE" in text and ":x: extract_task_metrics" in text and "no extract script" in text
         assert folder.is_dir() and not (h.repo / "runs" / "official" / folder.name).exists()
         assert not (folder / "triage.json").exists()
+
+
+async def test_an_export_that_fails_is_loud_and_the_run_stays_official(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=POLICY) as h:
+        folder = await finished_run(h)
+        (h.repo / "docs").mkdir()
+        (h.repo / "docs" / "official_results").write_text("a file where the bundle goes")
+        await ask(h, REQUESTER, "promote 1")
+        assert await click(h, APPROVER, "Approve") == ""
+        await execute(h)
+        # After the move and the MANIFEST, the run is official; the export's failure is said everywhere.
+        assert not folder.exists() and (h.repo / "runs" / "official" / folder.name).is_dir()
+        text = card_text(promotion_card(h))
+        assert (
+            "PROMOTED" in text and ":x: export_official_results: export_official_results.py exited 1" in text
+        )
+        assert ":x: *Failed*: export_official_results.py exited 1" in text
+        assert ":hourglass: validate_official_integrity (not yet)" in text
+        run_card = next(m for m in h.cards() if "Promotion #" not in card_text(m))
+        told = [
+            card_text(m) for m in h.thread(run_card) if "export_official_results.py exited 1" in card_text(m)
+        ]
+        assert told, "the run's thread was not told the export failed"
+        audit = await ask(h, REQUESTER, "audit 1")
+        assert "promotion export_official_results failed" in audit and "exited 1" in audit

@@ -14,7 +14,7 @@ from test_e2e_run import card_text
 from waiting import until
 
 from bot.csb.promotion.manifest_file import read_manifest
-from bot.domain.promotion_flow import PromotionState
+from bot.domain.promotion_flow import Phase, PromotionState, Step
 from bot.engine.promotion_runner import HOLD_ENV
 from bot.playground import ADMIN, APPROVER, SlackDriver
 from bot.store import promotions
@@ -99,9 +99,13 @@ async def test_a_bot_killed_at_a_step_leaves_the_tree_consistent(tmp_path: Path,
         promoted = w.repo / "runs" / "official" / folder.name
         moved = hold in ("move:after", "manifest:after", "compare:before")
         assert row.state is (PromotionState.PROMOTED if moved else PromotionState.UNDONE)
-        assert row.after_restart and row.error == f"the bot stopped during step {row.step}"
+        assert row.after_restart and row.error == f"the bot stopped during step {hold.split(':')[0]}"
         if moved:  # finished: in official only, with its triage.json, and the MANIFEST over the folders
             assert not folder.exists() and promoted.is_dir()
+            # ... and the official results exported again over the MANIFEST the settling wrote
+            export = next(e for e in promotions.entries(row) if e.step is Step.EXPORT)
+            assert export.phase is Phase.DONE and export.note.startswith("after settling: ")
+            assert (w.repo / "docs" / "official_results" / "data" / "official_results.json").is_file()
             assert json.loads((promoted / "triage.json").read_text())["decision"] == "include"
             written = read_manifest(manifest)
             assert written is not None

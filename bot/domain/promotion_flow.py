@@ -38,6 +38,7 @@ class Step(StrEnum):
     TRIAGE = "triage"
     MOVE = "move"
     MANIFEST = "manifest"
+    EXPORT = "export_official_results"  # only once the MANIFEST was written, as promote_run.py
     VALIDATE = "validate_official_integrity"
     COMPARE = "compare"
 

@@ -87,10 +87,30 @@ class PromotionRunner:
             if promotion.id in self._running:
                 continue
             plans = execute.plans_from_json(promotion.plan_json)
-            settled = await asyncio.to_thread(execute.settle_all, plans, self._clock.now())
+            settled = await self._settle(promotion, plans, failed=None)
             step = promotion.step if promotion.phase == Phase.STARTED.value else None
             error = f"the bot stopped during step {promotion.step}" if promotion.step else None
             await self._end(promotion, _SETTLED[settled], step=step, error=error, after_restart=True)
+
+    async def _settle(self, promotion: Promotion, plans: list[Plan], failed: Step | None) -> Settled:
+        """The tree made consistent; when that finished the promotion (the MANIFEST written again from
+        the folders), the official results are exported again over it, unless the export was what failed."""
+        settled = await asyncio.to_thread(execute.settle_all, plans, self._clock.now())
+        if settled is Settled.FINISHED and failed is not Step.EXPORT:
+            await self._journal(promotion, JournalEntry(step=Step.EXPORT, phase=Phase.STARTED))
+            try:
+                done = await asyncio.to_thread(execute.export, self._repo, self._env)
+            except execute.StepFailed as exc:
+                note = clip(self._redact(f"after settling: {exc}"), _SHOWN)
+                await self._journal(promotion, JournalEntry(step=Step.EXPORT, phase=Phase.FAILED, note=note))
+                return settled
+            await self._journal(promotion, self._entry(Step.EXPORT, done, prefix="after settling: "))
+        return settled
+
+    def _entry(self, step: Step, result: str | execute.Skipped, prefix: str = "") -> JournalEntry:
+        if isinstance(result, execute.Skipped):
+            return JournalEntry(step=step, phase=Phase.SKIPPED, note=clip(prefix + result.why, _SHOWN))
+        return JournalEntry(step=step, phase=Phase.DONE, note=clip(self._redact(prefix + result), _SHOWN))
 
     async def _execute(self, promotion_id: int) -> None:
         try:
@@ -126,24 +146,25 @@ class PromotionRunner:
             except (execute.StepFailed, OSError, ValueError) as exc:
                 error = clip(self._redact(str(exc)), _SHOWN)
                 await self._journal(promotion, JournalEntry(step=step, phase=Phase.FAILED, note=error))
-                settled = await asyncio.to_thread(execute.settle_all, plans, self._clock.now())
+                settled = await self._settle(promotion, plans, failed=step)
                 await self._end(promotion, _SETTLED[settled], step=step.value, error=error)
                 return
             await self._held(step, "after")
-            phase = Phase.SKIPPED if note is None else Phase.DONE
-            await self._journal(
-                promotion, JournalEntry(step=step, phase=phase, note=clip(note or "", _SHOWN))
-            )
+            await self._journal(promotion, self._entry(step, note))
         await self._end(promotion, PromotionState.PROMOTED, differences=differences)
 
-    def _work(self, step: Step, plans: list[Plan], preview: PromotionPreview) -> tuple[str | None, list[str]]:
-        """One step's blocking work: a note for the card (None: skipped), and the MANIFEST's differences."""
-        work: dict[Step, Callable[[], str | None]] = {
+    def _work(
+        self, step: Step, plans: list[Plan], preview: PromotionPreview
+    ) -> tuple[str | execute.Skipped, list[str]]:
+        """One step's blocking work: a note for the card (or why it was skipped), and the MANIFEST's
+        differences."""
+        work: dict[Step, Callable[[], str | execute.Skipped]] = {
             Step.EXTRACT: lambda: execute.extract(self._repo, plans, self._env),
             Step.QUARANTINE: lambda: execute.quarantine(plans),
             Step.TRIAGE: lambda: execute.triage(plans),
             Step.MOVE: lambda: execute.move(plans),
             Step.MANIFEST: lambda: execute.manifest(self._repo, plans, self._env, self._clock.now()),
+            Step.EXPORT: lambda: execute.export(self._repo, self._env),
             Step.VALIDATE: lambda: execute.validate(self._repo, self._env),
         }
         if step is Step.COMPARE:

@@ -3,20 +3,23 @@
 The file steps are `steps.py`'s (each safe to run again); around them the checkout's own scripts where it
 has them, as `promote_run.py --execute` calls them: `extract_task_metrics.py` for trials without
 `task_metrics.json` (before the move), `generate_manifest.py` (else the bot's writer of its rules, and the
-journal says which), `validate_official_integrity.py`; then the MANIFEST written is compared with the diff
-the card showed. A run of several folders (one per suite) is one promotion: `settle_all` finishes every
-folder once any of them was moved, and undoes every one otherwise, so it is never half official.
+journal says which), `export_official_results.py` once the MANIFEST was written,
+`validate_official_integrity.py`; then the MANIFEST written is compared with the diff the card showed. A
+step whose script the checkout lacks is `Skipped`, saying which. A run of several folders (one per suite)
+is one promotion: `settle_all` finishes every folder once any of them was moved, and undoes every one
+otherwise, so it is never half official.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
 from bot.csb.checkout_script import run_script
 from bot.csb.child_env import ChildEnv
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.promotion import steps
 from bot.csb.promotion.layout import (
     MANIFEST_NAME,
@@ -39,13 +42,25 @@ from bot.domain.promotion import ManifestDiff, PromotionPreview
 EXTRACT_SCRIPTS = ("scripts/running/extract_task_metrics.py", "scripts/extract_task_metrics.py")
 MANIFEST_SCRIPTS = ("scripts/maintenance/generate_manifest.py", "scripts/generate_manifest.py")
 VALIDATE_SCRIPT = "scripts/validate_official_integrity.py"
+EXPORT_SCRIPT = "scripts/analysis/export_official_results.py"
+EXPORT_DIR = "docs/official_results"  # promote_run.py's --output-dir
+EXPORT_DATA = "data/official_results.json"  # what the export writes under it, read back
 SELECTED_TASKS = "configs/selected_benchmark_tasks.json"
-_TIMEOUTS = {"extract": 120, "manifest": 120, "validate": 300}  # promote_run.py's, and a margin
+# promote_run.py's (the export's 1200 s included), and a margin for the integrity check
+_TIMEOUTS = {"extract": 120, "manifest": 120, "export": 1200, "validate": 300}
 _TAIL = 300
+_EXPORT_LIMIT = 256 * MIB  # every official task with its trace summary: some MiB for CSB's 2,000 trials
 
 
 class StepFailed(Exception):
     """A step could not do its work; the message (a fact, from the bot or a script's last line) is shown."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A step the checkout has no script for: journalled skipped, with why."""
+
+    why: str
 
 
 def plan_promotion(
@@ -171,10 +186,34 @@ def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str
     )
 
 
-def validate(repo: Path, env: ChildEnv) -> str | None:
-    """`validate_official_integrity.py --format json`; None when the checkout has no such script."""
+def export(repo: Path, env: ChildEnv) -> str | Skipped:
+    """`export_official_results.py` over the official runs, as promote_run.py runs it once the MANIFEST
+    was regenerated; its bundle's `data/official_results.json` is read back, not its exit code alone."""
+    if not (repo / EXPORT_SCRIPT).is_file():
+        return Skipped(f"the checkout has no {EXPORT_SCRIPT}")
+    argv = ["python3", EXPORT_SCRIPT, "--runs-dir", OFFICIAL, "--output-dir", EXPORT_DIR]
+    _run(repo, argv, env, "export")
+    written = f"{EXPORT_DIR}/{EXPORT_DATA}"
+    try:
+        data = read_json(repo / written, _EXPORT_LIMIT)
+    except FileNotFoundError:
+        raise StepFailed(f"{Path(EXPORT_SCRIPT).name} exited 0 but wrote no {written}") from None
+    except (OSError, UnreadableJson) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise StepFailed(f"{Path(EXPORT_SCRIPT).name} exited 0 but {written} cannot be read: {why}") from None
+    counts = data if isinstance(data, dict) else {}
+    runs, tasks = counts.get("run_count"), counts.get("task_count")
+    if not isinstance(runs, int) or not isinstance(tasks, int):
+        raise StepFailed(f"{Path(EXPORT_SCRIPT).name} exited 0 but {written} has no run and task counts")
+    excluded = counts.get("excluded_task_count")
+    dropped = f", {excluded} excluded" if isinstance(excluded, int) and excluded else ""
+    return f"{EXPORT_DIR} written: {runs} runs, {tasks} tasks{dropped}"
+
+
+def validate(repo: Path, env: ChildEnv) -> str | Skipped:
+    """`validate_official_integrity.py --format json`, when the checkout has it."""
     if not (repo / VALIDATE_SCRIPT).is_file():
-        return None
+        return Skipped(f"the checkout has no {VALIDATE_SCRIPT}")
     _run(repo, ["python3", VALIDATE_SCRIPT, "--runs-dir", OFFICIAL, "--format", "json"], env, "validate")
     return "validate_official_integrity.py: ok"
 
