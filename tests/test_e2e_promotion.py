@@ -6,11 +6,12 @@ gate, files changed after the card was drawn, people who may not approve."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from harness import CHANNEL, Harness, running_bot
+from harness import CHANNEL, Harness, copy_bench, running_bot
 from test_e2e_run import card_text, request_card
 
 from bot.csb.promotion.manifest_diff import official_folders
@@ -229,3 +230,47 @@ async def test_an_export_that_fails_is_loud_and_the_run_stays_official(tmp_path:
         assert told, "the run's thread was not told the export failed"
         audit = await ask(h, REQUESTER, "audit 1")
         assert "promotion export_official_results failed" in audit and "exited 1" in audit
+
+
+SHOWN = re.compile(
+    r"(replaced|added) `([^`]+)` `([^`]+)`: (?:(\w+) ([\d.]+) → )?(\w+) ([\d.]+)(?: \((\w[\w ]*)\))?"
+)
+
+
+async def test_the_example_benchs_official_results_are_replaced_as_the_card_showed(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, repo=copy_bench(tmp_path, official=True), config_text=POLICY) as h:
+        assert "csb_sdlc_fix_haiku_20251115_090000" in await ask(h, REQUESTER, "official")
+        folder = await finished_run(h)
+        await ask(h, REQUESTER, "promote 1")
+        text = card_text(promotion_card(h))
+        assert "(generate_manifest.py's rules, 4 official tasks now): 2 added · 4 replaced · 0 kept" in text
+        shown = {(m[2], m[3]): m.groups() for m in SHOWN.finditer(text)}
+        fix = "csb_sdlc_fix"
+        trends = {
+            (key, task): shown[(key, task)][7] for key, task in shown if shown[(key, task)][0] == "replaced"
+        }
+        assert trends == {  # the bench's README, "Earlier official results"
+            (f"{fix}/baseline-local-direct", "slugify-punctuation-fix-001"): "better",
+            (f"{fix}/baseline-local-direct", "pagination-offset-fix-001"): "worse",
+            (f"{fix}/mcp-remote-direct", "slugify-punctuation-fix-001"): "same reward",
+            (f"{fix}/mcp-remote-direct", "pagination-offset-fix-001"): "better",
+        }
+        added = {key for key, line in shown.items() if line[0] == "added"}
+        assert added == {
+            (f"{fix}/{c}", "config-merge-nested-fix-001")
+            for c in ("baseline-local-direct", "mcp-remote-direct")
+        }
+
+        assert await click(h, APPROVER, "Approve") == ""
+        await execute(h)
+        assert "compare: as the diff shown" in card_text(promotion_card(h))
+        written = read_manifest(h.repo / "runs" / "official" / "MANIFEST.json")
+        assert written is not None
+        for (key, task), (change, _, _, _, _, status, reward, _) in shown.items():
+            entry = written.runs[key].tasks[task]  # what the card said the entry becomes
+            assert (entry.status, entry.reward) == (status, float(reward)), (key, task)
+            # Both runs had agent output: the earlier result stays in the task's history, beside the new.
+            history = {run.run_dir for run in written.run_history[key][task].runs}
+            earlier = {"csb_sdlc_fix_haiku_20251115_090000"} if change == "replaced" else set()
+            assert history == {folder.name, *earlier}, (key, task)
+        assert written.total_tasks == 6 and len(shown) == 6
