@@ -9,6 +9,7 @@ run's files or the MANIFEST changed after the card was drawn).
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -53,14 +54,31 @@ class Phase(StrEnum):
     FAILED = "failed"
 
 
+class StepRunner(BaseModel):
+    """The bot process that started a step (its lease claimant): a successor settles the promotion at
+    once when that process is gone, and otherwise waits for it to stop."""
+
+    model_config = ConfigDict(frozen=True)
+
+    holder: str
+    host: str
+    pid: int
+
+
 class JournalEntry(BaseModel):
-    """One step's line on the card: its phase and what it did (`note`: a redacted, clipped fact)."""
+    """One step's line on the card: its phase and what it did (`note`: a redacted, clipped fact), and
+    when it started and ended (set by the store as it writes the entry), so the steps of two promotions
+    can be seen never to overlap."""
 
     model_config = ConfigDict(frozen=True)
 
     step: Step
     phase: Phase
     note: str = ""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None  # None while it runs
+    runner: StepRunner | None = None
+    released: bool = False  # its runner stopped for good (it lost the lease): settle without waiting
 
 
 class PromotionCardView(BaseModel):

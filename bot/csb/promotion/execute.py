@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from threading import Event
 
 from bot.csb.checkout_script import run_script
 from bot.csb.child_env import ChildEnv
@@ -54,6 +55,11 @@ _EXPORT_LIMIT = 256 * MIB  # every official task with its trace summary: some Mi
 
 class StepFailed(Exception):
     """A step could not do its work; the message (a fact, from the bot or a script's last line) is shown."""
+
+
+class Stopped(StepFailed):
+    """The step was stopped part way (its process must stop touching the checkout): no more of it runs,
+    and nothing is settled by this process."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,7 @@ def plans_from_json(text: str) -> list[Plan]:
     ]
 
 
-def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
+def extract(repo: Path, plans: list[Plan], env: ChildEnv, stop: Event | None = None) -> str:
     """`extract_task_metrics.py` on each trial with a result.json and no task_metrics.json."""
     script = next((s for s in EXTRACT_SCRIPTS if (repo / s).is_file()), None)
     missing = [
@@ -133,6 +139,7 @@ def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
             f"{len(missing)} trials lack task_metrics.json and the checkout has no extract script"
         )
     for plan, config, task in missing:
+        _go_on(stop)
         argv = [
             "python3",
             script,
@@ -145,25 +152,28 @@ def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
         ]
         if (repo / SELECTED_TASKS).is_file():
             argv += ["--selected-tasks", SELECTED_TASKS]
-        _run(repo, argv, env, "extract")
+        _run(repo, argv, env, "extract", stop)
     return f"{script} wrote {len(missing)} task_metrics.json"
 
 
-def quarantine(plans: list[Plan]) -> str:
+def quarantine(plans: list[Plan], stop: Event | None = None) -> str:
     for plan in plans:
+        _go_on(stop)
         steps.quarantine(plan)
     moved = sum(len(plan.quarantine) for plan in plans)
     return f"{moved} trials set aside" if moved else "nothing chosen"
 
 
-def triage(plans: list[Plan]) -> str:
+def triage(plans: list[Plan], stop: Event | None = None) -> str:
     for plan in plans:
+        _go_on(stop)
         steps.triage(plan)
     return f"triage.json written, reviewer {plans[0].triage['reviewer']}" if plans else "no folder"
 
 
-def move(plans: list[Plan]) -> str:
+def move(plans: list[Plan], stop: Event | None = None) -> str:
     for plan in plans:
+        _go_on(stop)
         steps.move(plan)
     return ", ".join(str(plan.target.relative_to(_checkout_of(plan))) for plan in plans)
 
@@ -173,12 +183,13 @@ def _checkout_of(plan: Plan) -> Path:
     return plan.source.parent.parent.parent
 
 
-def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str:
+def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime, stop: Event | None = None) -> str:
     """The checkout's generate_manifest.py when it has one; else the bot's writer, and the note says so."""
     script = next((s for s in MANIFEST_SCRIPTS if (repo / s).is_file()), None)
     if script is not None:
-        _run(repo, ["python3", script], env, "manifest")
+        _run(repo, ["python3", script], env, "manifest", stop)
         return f"written by the checkout's {script}"
+    _go_on(stop)
     steps.regenerate(plans[0], now)
     return (
         "written by the bot's writer of generate_manifest.py's rules "
@@ -186,13 +197,13 @@ def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str
     )
 
 
-def export(repo: Path, env: ChildEnv) -> str | Skipped:
+def export(repo: Path, env: ChildEnv, stop: Event | None = None) -> str | Skipped:
     """`export_official_results.py` over the official runs, as promote_run.py runs it once the MANIFEST
     was regenerated; its bundle's `data/official_results.json` is read back, not its exit code alone."""
     if not (repo / EXPORT_SCRIPT).is_file():
         return Skipped(f"the checkout has no {EXPORT_SCRIPT}")
     argv = ["python3", EXPORT_SCRIPT, "--runs-dir", OFFICIAL, "--output-dir", EXPORT_DIR]
-    _run(repo, argv, env, "export")
+    _run(repo, argv, env, "export", stop)
     written = f"{EXPORT_DIR}/{EXPORT_DATA}"
     try:
         data = read_json(repo / written, _EXPORT_LIMIT)
@@ -210,11 +221,12 @@ def export(repo: Path, env: ChildEnv) -> str | Skipped:
     return f"{EXPORT_DIR} written: {runs} runs, {tasks} tasks{dropped}"
 
 
-def validate(repo: Path, env: ChildEnv) -> str | Skipped:
+def validate(repo: Path, env: ChildEnv, stop: Event | None = None) -> str | Skipped:
     """`validate_official_integrity.py --format json`, when the checkout has it."""
     if not (repo / VALIDATE_SCRIPT).is_file():
         return Skipped(f"the checkout has no {VALIDATE_SCRIPT}")
-    _run(repo, ["python3", VALIDATE_SCRIPT, "--runs-dir", OFFICIAL, "--format", "json"], env, "validate")
+    argv = ["python3", VALIDATE_SCRIPT, "--runs-dir", OFFICIAL, "--format", "json"]
+    _run(repo, argv, env, "validate", stop)
     return "validate_official_integrity.py: ok"
 
 
@@ -245,9 +257,15 @@ def settle_all(plans: list[Plan], now: datetime) -> Settled:
     return Settled.LOST if Settled.LOST in outcomes else Settled.UNDONE
 
 
-def _run(repo: Path, argv: list[str], env: ChildEnv, what: str) -> None:
-    ran = run_script(repo, argv, env, timeout=_TIMEOUTS[what], tail=_TAIL)
+def _run(repo: Path, argv: list[str], env: ChildEnv, what: str, stop: Event | None) -> None:
+    ran = run_script(repo, argv, env, timeout=_TIMEOUTS[what], tail=_TAIL, stop=stop)
+    _go_on(stop)  # stopped while it ran: it was killed
     if ran.code is None:
         raise StepFailed(f"{Path(argv[1]).name} could not be run: {ran.last}")
     if ran.code != 0:
         raise StepFailed(f"{Path(argv[1]).name} exited {ran.code}: {ran.last}")
+
+
+def _go_on(stop: Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise Stopped("stopped part way: this bot process no longer holds the timer lease")
