@@ -98,7 +98,7 @@ class PromotionCardView(BaseModel):
     journal: tuple[JournalEntry, ...] = ()
     error: str | None = None
     decided_by: str | None = None
-    after_restart: bool = False  # settled by a bot that started after one died mid-promotion
+    after_restart: bool = False  # settled by another process: a restarted bot, or the new lease holder
 
     @property
     def approvable(self) -> bool:

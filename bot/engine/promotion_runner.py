@@ -104,7 +104,9 @@ class PromotionRunner:
         the folders), the official results are exported again over it, unless the export was what failed."""
         settled = await asyncio.to_thread(execute.settle_all, plans, self._clock.now())
         if settled is Settled.FINISHED and failed is not Step.EXPORT:
-            await self._journal(promotion, JournalEntry(step=Step.EXPORT, phase=Phase.STARTED))
+            started = JournalEntry(step=Step.EXPORT, phase=Phase.STARTED, runner=self._fence.runner)
+            if not await self._journal(promotion, started, fenced=True):
+                return settled  # the lease is gone: the new holder settles (and exports) it
             try:
                 done = await asyncio.to_thread(execute.export, self._repo, self._env)
             except execute.StepFailed as exc:
