@@ -308,8 +308,13 @@ async def test_a_bot_that_loses_the_lease_mid_promotion_stops_before_the_holder_
             return any(word in card_text(m) for m in threads)
 
         await until(told, "the run's thread to say how the promotion ended")
-        card = next(m for m in w.standin.messages(CHANNEL) if "Promotion #1" in card_text(m))
-        assert "the timer lease passed to another bot process" in card_text(card)
+
+        def card_says() -> bool:
+            card = next(m for m in w.standin.messages(CHANNEL) if "Promotion #1" in card_text(m))
+            text = card_text(card)
+            return "the timer lease passed to another bot process" in text and outcome.value.upper() in text
+
+        await until(card_says, "the promotion card to say the lease passed and how it ended")
 
 
 async def _holder_is(w: World, bot: BotProcess) -> bool:
