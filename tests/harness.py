@@ -33,10 +33,23 @@ SECRET = "test-signing-secret"
 CHANNEL = "C0PLAY"
 
 
-def copy_bench(dest: Path) -> Path:
-    """A private copy of the example bench, so runs/ and edits stay in the test's tmp folder."""
+# What the example bench ships in runs/official (its README: "Earlier official results").
+SHIPPED_OFFICIAL = ("MANIFEST.json", "csb_sdlc_fix_haiku_20251115_090000")
+
+
+def copy_bench(dest: Path, *, official: bool = False) -> Path:
+    """A private copy of the example bench, so runs/ and edits stay in the test's tmp folder; with
+    `official`, the earlier official results it ships (only those: not what a playground added)."""
     repo = dest / "csb"
-    shutil.copytree(EXAMPLE_BENCH, repo, ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(EXAMPLE_BENCH, repo, ignore=shutil.ignore_patterns("runs", "docs"))
+    if official:
+        for name in SHIPPED_OFFICIAL:
+            source, target = EXAMPLE_BENCH / "runs" / "official" / name, repo / "runs" / "official" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, target)
+            else:
+                shutil.copy2(source, target)
     return repo
 
 

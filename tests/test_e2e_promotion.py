@@ -6,11 +6,12 @@ gate, files changed after the card was drawn, people who may not approve."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from harness import CHANNEL, Harness, running_bot
+from harness import CHANNEL, Harness, copy_bench, running_bot
 from test_e2e_run import card_text, request_card
 
 from bot.csb.promotion.manifest_diff import official_folders
@@ -118,7 +119,19 @@ async def test_an_approved_promotion_moves_the_run_as_csb_tools_would(tmp_path: 
         assert "PROMOTED: the run is official" in text
         for step in ("extract_task_metrics", "quarantine", "triage", "move", "manifest", "compare"):
             assert f":white_check_mark: {step}" in text, step
-        assert ":heavy_minus_sign: validate_official_integrity" in text  # the bench has no such script
+        # The bench's export stand-in, over both official runs (the six tasks of the later one kept).
+        assert (
+            ":white_check_mark: export_official_results: docs/official_results written: 2 runs, 6 tasks"
+            in text
+        )
+        exported = json.loads(
+            (h.repo / "docs" / "official_results" / "data" / "official_results.json").read_text()
+        )
+        assert {t["run_dir"] for t in exported["tasks"]} == {folder.name}
+        assert (
+            ":heavy_minus_sign: validate_official_integrity: the checkout has no "
+            "scripts/validate_official_integrity.py" in text
+        )
         assert "written by the bot's writer of generate_manifest.py's rules" in text
         assert "compare: as the diff shown" in text
         assert labels(promotion_card(h)) == []
@@ -140,6 +153,7 @@ async def test_an_approved_promotion_moves_the_run_as_csb_tools_would(tmp_path: 
                 f"promotion {step} done"
                 for step in ("extract_task_metrics", "quarantine", "triage", "move", "manifest")
             ),
+            "promotion export_official_results done",
             "promotion validate_official_integrity skipped",
             "promotion compare done",
             "promotion promoted",
@@ -191,3 +205,72 @@ async def test_force_needs_an_override_approver_and_says_what_it_bypasses(tmp_pa
         assert "UNDONE" in text and ":x: extract_task_metrics" in text and "no extract script" in text
         assert folder.is_dir() and not (h.repo / "runs" / "official" / folder.name).exists()
         assert not (folder / "triage.json").exists()
+
+
+async def test_an_export_that_fails_is_loud_and_the_run_stays_official(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, config_text=POLICY) as h:
+        folder = await finished_run(h)
+        (h.repo / "docs").mkdir()
+        (h.repo / "docs" / "official_results").write_text("a file where the bundle goes")
+        await ask(h, REQUESTER, "promote 1")
+        assert await click(h, APPROVER, "Approve") == ""
+        await execute(h)
+        # After the move and the MANIFEST, the run is official; the export's failure is said everywhere.
+        assert not folder.exists() and (h.repo / "runs" / "official" / folder.name).is_dir()
+        text = card_text(promotion_card(h))
+        assert (
+            "PROMOTED" in text and ":x: export_official_results: export_official_results.py exited 1" in text
+        )
+        assert ":x: *Failed*: export_official_results.py exited 1" in text
+        assert ":hourglass: validate_official_integrity (not yet)" in text
+        run_card = next(m for m in h.cards() if "Promotion #" not in card_text(m))
+        told = [
+            card_text(m) for m in h.thread(run_card) if "export_official_results.py exited 1" in card_text(m)
+        ]
+        assert told, "the run's thread was not told the export failed"
+        audit = await ask(h, REQUESTER, "audit 1")
+        assert "promotion export_official_results failed" in audit and "exited 1" in audit
+
+
+SHOWN = re.compile(
+    r"(replaced|added) `([^`]+)` `([^`]+)`: (?:(\w+) ([\d.]+) → )?(\w+) ([\d.]+)(?: \((\w[\w ]*)\))?"
+)
+
+
+async def test_the_example_benchs_official_results_are_replaced_as_the_card_showed(tmp_path: Path) -> None:
+    async with running_bot(tmp_path, repo=copy_bench(tmp_path, official=True), config_text=POLICY) as h:
+        assert "csb_sdlc_fix_haiku_20251115_090000" in await ask(h, REQUESTER, "official")
+        folder = await finished_run(h)
+        await ask(h, REQUESTER, "promote 1")
+        text = card_text(promotion_card(h))
+        assert "(generate_manifest.py's rules, 4 official tasks now): 2 added · 4 replaced · 0 kept" in text
+        shown = {(m[2], m[3]): m.groups() for m in SHOWN.finditer(text)}
+        fix = "csb_sdlc_fix"
+        trends = {
+            (key, task): shown[(key, task)][7] for key, task in shown if shown[(key, task)][0] == "replaced"
+        }
+        assert trends == {  # the bench's README, "Earlier official results"
+            (f"{fix}/baseline-local-direct", "slugify-punctuation-fix-001"): "better",
+            (f"{fix}/baseline-local-direct", "pagination-offset-fix-001"): "worse",
+            (f"{fix}/mcp-remote-direct", "slugify-punctuation-fix-001"): "same reward",
+            (f"{fix}/mcp-remote-direct", "pagination-offset-fix-001"): "better",
+        }
+        added = {key for key, line in shown.items() if line[0] == "added"}
+        assert added == {
+            (f"{fix}/{c}", "config-merge-nested-fix-001")
+            for c in ("baseline-local-direct", "mcp-remote-direct")
+        }
+
+        assert await click(h, APPROVER, "Approve") == ""
+        await execute(h)
+        assert "compare: as the diff shown" in card_text(promotion_card(h))
+        written = read_manifest(h.repo / "runs" / "official" / "MANIFEST.json")
+        assert written is not None
+        for (key, task), (change, _, _, _, _, status, reward, _) in shown.items():
+            entry = written.runs[key].tasks[task]  # what the card said the entry becomes
+            assert (entry.status, entry.reward) == (status, float(reward)), (key, task)
+            # Both runs had agent output: the earlier result stays in the task's history, beside the new.
+            history = {run.run_dir for run in written.run_history[key][task].runs}
+            earlier = {"csb_sdlc_fix_haiku_20251115_090000"} if change == "replaced" else set()
+            assert history == {folder.name, *earlier}, (key, task)
+        assert written.total_tasks == 6 and len(shown) == 6

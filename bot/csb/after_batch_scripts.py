@@ -8,13 +8,13 @@ that fails is reported, never fatal (the harness only warns). Blocking; callers 
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.csb.child_env import ChildEnv, spawn_env
+from bot.csb.checkout_script import run_script
+from bot.csb.child_env import ChildEnv
 from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.domain.events import AfterBatchRan
 from bot.domain.mrkdwn import clip
@@ -152,22 +152,8 @@ def _describe(flagged: Mapping[str, Any]) -> str:
 
 
 def _run(repo: Path, argv: list[str], env: ChildEnv) -> tuple[int, str]:
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=repo,
-            env=spawn_env(env),
-            capture_output=True,
-            timeout=_TIMEOUT_SEC,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return -1, str(exc)[:_TAIL]
-    lines = [
-        line for line in (done.stderr or done.stdout).decode("utf-8", "replace").splitlines() if line.strip()
-    ]
-    return done.returncode, (lines[-1][:_TAIL] if lines else "no output")
+    ran = run_script(repo, argv, env, timeout=_TIMEOUT_SEC, tail=_TAIL)
+    return (-1 if ran.code is None else ran.code), ran.last
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -136,7 +136,8 @@ class StillWaiting(_Event):
 class PromotionEnded(_Event):
     """A promotion of the run ended: `outcome` is its state (promoted, undone, lost), `step` the one that
     failed (None when none did), `error` redacted and clipped; `differences` where the MANIFEST written
-    differs from the diff the card showed; `after_restart` when a bot that started later settled it."""
+    differs from the diff the card showed; `after_restart` when another bot process settled it
+    (one started later, or the new lease holder)."""
 
     kind: Literal["promotion_ended"] = "promotion_ended"
     promotion_id: int

@@ -9,6 +9,7 @@ run's files or the MANIFEST changed after the card was drawn).
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -38,6 +39,7 @@ class Step(StrEnum):
     TRIAGE = "triage"
     MOVE = "move"
     MANIFEST = "manifest"
+    EXPORT = "export_official_results"  # only once the MANIFEST was written, as promote_run.py
     VALIDATE = "validate_official_integrity"
     COMPARE = "compare"
 
@@ -52,14 +54,31 @@ class Phase(StrEnum):
     FAILED = "failed"
 
 
+class StepRunner(BaseModel):
+    """The bot process that started a step (its lease claimant): a successor settles the promotion at
+    once when that process is gone, and otherwise waits for it to stop."""
+
+    model_config = ConfigDict(frozen=True)
+
+    holder: str
+    host: str
+    pid: int
+
+
 class JournalEntry(BaseModel):
-    """One step's line on the card: its phase and what it did (`note`: a redacted, clipped fact)."""
+    """One step's line on the card: its phase and what it did (`note`: a redacted, clipped fact), and
+    when it started and ended (set by the store as it writes the entry), so the steps of two promotions
+    can be seen never to overlap."""
 
     model_config = ConfigDict(frozen=True)
 
     step: Step
     phase: Phase
     note: str = ""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None  # None while it runs
+    runner: StepRunner | None = None
+    released: bool = False  # its runner stopped for good (it lost the lease): settle without waiting
 
 
 class PromotionCardView(BaseModel):
@@ -79,7 +98,7 @@ class PromotionCardView(BaseModel):
     journal: tuple[JournalEntry, ...] = ()
     error: str | None = None
     decided_by: str | None = None
-    after_restart: bool = False  # settled by a bot that started after one died mid-promotion
+    after_restart: bool = False  # settled by another process: a restarted bot, or the new lease holder
 
     @property
     def approvable(self) -> bool:

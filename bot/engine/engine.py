@@ -77,12 +77,12 @@ class Engine:
             if holding.fresh:
                 self._unreconciled = True
                 await self._dispatcher.prepare()
-                await self.promotions.settle_interrupted()
             if self._unreconciled:
                 # Until it succeeds nothing else runs: the watcher would take a lost lane for one
                 # still running elsewhere and, hours later, record it as a timeout.
                 # A lane that may still be starting is looked for again next tick (`SPAWN_GRACE`).
                 self._unreconciled = (await self._reconciler.reconcile()).pending > 0
+            await self.promotions.settle_interrupted()  # a cut-off one, once its runner has stopped
             judged = await self._watcher.judge(await self._watcher.observe())
             await self._dispatcher.refresh_ready_homes()
             await self._dispatcher.check_executor()

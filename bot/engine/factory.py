@@ -19,6 +19,7 @@ from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.lease import LeaseKeeper
 from bot.engine.pinning import LaunchPins
+from bot.engine.promotion_fence import PromotionFence
 from bot.engine.promotion_runner import PromotionRunner
 from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
@@ -56,7 +57,8 @@ def build_engine(
     reconciler = Reconciler(store, executor, launch.repo, clock)
     pins = LaunchPins(store, Catalog(launch.repo), clock, redact)
     after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock, redact)
-    promotions = PromotionRunner(store, launch.repo, launch.base_env, clock, redact, promotion_hold)
+    fence = PromotionFence(store, lease, clock)
+    promotions = PromotionRunner(store, launch.repo, launch.base_env, clock, redact, fence, promotion_hold)
     return Engine(
         store,
         clock,

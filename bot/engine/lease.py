@@ -44,6 +44,10 @@ class LeaseKeeper:
         self._renewed_at: datetime | None = None
 
     @property
+    def ttl(self) -> timedelta:
+        return self._ttl
+
+    @property
     def held(self) -> bool:
         """As of the last heartbeat; state changes that matter re-check it in their own transaction."""
         return self._renewed_at is not None and self._clock.now() < self._renewed_at + self._ttl

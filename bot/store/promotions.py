@@ -14,7 +14,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from bot.domain.promotion_flow import OPEN_STATES, JournalEntry, PromotionState
+from bot.domain.promotion_flow import OPEN_STATES, JournalEntry, Phase, PromotionState
 from bot.store import records
 from bot.store.models import Promotion, PromotionLock
 from bot.store.upsert import insert
@@ -166,6 +166,13 @@ async def journal(session: AsyncSession, promotion_id: int, entry: JournalEntry,
     if row is None or row.state is not PromotionState.EXECUTING:
         return False
     entries = [JournalEntry.model_validate(item) for item in json.loads(row.journal_json)]
+    before = next((e for e in entries if e.step is entry.step and e.phase is Phase.STARTED), None)
+    if entry.phase is Phase.STARTED:
+        entry = entry.model_copy(update={"started_at": now, "ended_at": None})
+    else:
+        started = before.started_at if before is not None and before.started_at is not None else now
+        runner = before.runner if before is not None else None
+        entry = entry.model_copy(update={"started_at": started, "ended_at": now, "runner": runner})
     entries = [e for e in entries if e.step is not entry.step] + [entry]
     won = await session.execute(
         update(Promotion)
@@ -180,6 +187,18 @@ async def journal(session: AsyncSession, promotion_id: int, entry: JournalEntry,
             journal_json=json.dumps([e.model_dump(mode="json") for e in entries]),
             updated_at=now,
         )
+        .returning(col(Promotion.id))
+    )
+    return won.first() is not None
+
+
+async def beat(session: AsyncSession, promotion_id: int, now: datetime) -> bool:
+    """The executor's heartbeat while a step runs: a successor waits for a promotion whose heartbeat
+    is fresh, since its executor may still be touching `runs/official`."""
+    won = await session.execute(
+        update(Promotion)
+        .where(col(Promotion.id) == promotion_id, col(Promotion.state) == PromotionState.EXECUTING)
+        .values(updated_at=now)
         .returning(col(Promotion.id))
     )
     return won.first() is not None

@@ -3,20 +3,24 @@
 The file steps are `steps.py`'s (each safe to run again); around them the checkout's own scripts where it
 has them, as `promote_run.py --execute` calls them: `extract_task_metrics.py` for trials without
 `task_metrics.json` (before the move), `generate_manifest.py` (else the bot's writer of its rules, and the
-journal says which), `validate_official_integrity.py`; then the MANIFEST written is compared with the diff
-the card showed. A run of several folders (one per suite) is one promotion: `settle_all` finishes every
-folder once any of them was moved, and undoes every one otherwise, so it is never half official.
+journal says which), `export_official_results.py` once the MANIFEST was written,
+`validate_official_integrity.py`; then the MANIFEST written is compared with the diff the card showed. A
+step whose script the checkout lacks is `Skipped`, saying which. A run of several folders (one per suite)
+is one promotion: `settle_all` finishes every folder once any of them was moved, and undoes every one
+otherwise, so it is never half official.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from threading import Event
 
-from bot.csb.child_env import ChildEnv, spawn_env
+from bot.csb.checkout_script import run_script
+from bot.csb.child_env import ChildEnv
+from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.promotion import steps
 from bot.csb.promotion.layout import (
     MANIFEST_NAME,
@@ -39,13 +43,30 @@ from bot.domain.promotion import ManifestDiff, PromotionPreview
 EXTRACT_SCRIPTS = ("scripts/running/extract_task_metrics.py", "scripts/extract_task_metrics.py")
 MANIFEST_SCRIPTS = ("scripts/maintenance/generate_manifest.py", "scripts/generate_manifest.py")
 VALIDATE_SCRIPT = "scripts/validate_official_integrity.py"
+EXPORT_SCRIPT = "scripts/analysis/export_official_results.py"
+EXPORT_DIR = "docs/official_results"  # promote_run.py's --output-dir
+EXPORT_DATA = "data/official_results.json"  # what the export writes under it, read back
 SELECTED_TASKS = "configs/selected_benchmark_tasks.json"
-_TIMEOUTS = {"extract": 120, "manifest": 120, "validate": 300}  # promote_run.py's, and a margin
+# promote_run.py's (the export's 1200 s included), and a margin for the integrity check
+_TIMEOUTS = {"extract": 120, "manifest": 120, "export": 1200, "validate": 300}
 _TAIL = 300
+_EXPORT_LIMIT = 256 * MIB  # every official task with its trace summary: some MiB for CSB's 2,000 trials
 
 
 class StepFailed(Exception):
     """A step could not do its work; the message (a fact, from the bot or a script's last line) is shown."""
+
+
+class Stopped(StepFailed):
+    """The step was stopped part way (its process must stop touching the checkout): no more of it runs,
+    and nothing is settled by this process."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A step the checkout has no script for: journalled skipped, with why."""
+
+    why: str
 
 
 def plan_promotion(
@@ -101,7 +122,7 @@ def plans_from_json(text: str) -> list[Plan]:
     ]
 
 
-def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
+def extract(repo: Path, plans: list[Plan], env: ChildEnv, stop: Event | None = None) -> str:
     """`extract_task_metrics.py` on each trial with a result.json and no task_metrics.json."""
     script = next((s for s in EXTRACT_SCRIPTS if (repo / s).is_file()), None)
     missing = [
@@ -118,6 +139,7 @@ def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
             f"{len(missing)} trials lack task_metrics.json and the checkout has no extract script"
         )
     for plan, config, task in missing:
+        _go_on(stop)
         argv = [
             "python3",
             script,
@@ -130,25 +152,28 @@ def extract(repo: Path, plans: list[Plan], env: ChildEnv) -> str:
         ]
         if (repo / SELECTED_TASKS).is_file():
             argv += ["--selected-tasks", SELECTED_TASKS]
-        _run(repo, argv, env, "extract")
+        _run(repo, argv, env, "extract", stop)
     return f"{script} wrote {len(missing)} task_metrics.json"
 
 
-def quarantine(plans: list[Plan]) -> str:
+def quarantine(plans: list[Plan], stop: Event | None = None) -> str:
     for plan in plans:
+        _go_on(stop)
         steps.quarantine(plan)
     moved = sum(len(plan.quarantine) for plan in plans)
     return f"{moved} trials set aside" if moved else "nothing chosen"
 
 
-def triage(plans: list[Plan]) -> str:
+def triage(plans: list[Plan], stop: Event | None = None) -> str:
     for plan in plans:
+        _go_on(stop)
         steps.triage(plan)
     return f"triage.json written, reviewer {plans[0].triage['reviewer']}" if plans else "no folder"
 
 
-def move(plans: list[Plan]) -> str:
+def move(plans: list[Plan], stop: Event | None = None) -> str:
     for plan in plans:
+        _go_on(stop)
         steps.move(plan)
     return ", ".join(str(plan.target.relative_to(_checkout_of(plan))) for plan in plans)
 
@@ -158,12 +183,13 @@ def _checkout_of(plan: Plan) -> Path:
     return plan.source.parent.parent.parent
 
 
-def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str:
+def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime, stop: Event | None = None) -> str:
     """The checkout's generate_manifest.py when it has one; else the bot's writer, and the note says so."""
     script = next((s for s in MANIFEST_SCRIPTS if (repo / s).is_file()), None)
     if script is not None:
-        _run(repo, ["python3", script], env, "manifest")
+        _run(repo, ["python3", script], env, "manifest", stop)
         return f"written by the checkout's {script}"
+    _go_on(stop)
     steps.regenerate(plans[0], now)
     return (
         "written by the bot's writer of generate_manifest.py's rules "
@@ -171,11 +197,36 @@ def manifest(repo: Path, plans: list[Plan], env: ChildEnv, now: datetime) -> str
     )
 
 
-def validate(repo: Path, env: ChildEnv) -> str | None:
-    """`validate_official_integrity.py --format json`; None when the checkout has no such script."""
+def export(repo: Path, env: ChildEnv, stop: Event | None = None) -> str | Skipped:
+    """`export_official_results.py` over the official runs, as promote_run.py runs it once the MANIFEST
+    was regenerated; its bundle's `data/official_results.json` is read back, not its exit code alone."""
+    if not (repo / EXPORT_SCRIPT).is_file():
+        return Skipped(f"the checkout has no {EXPORT_SCRIPT}")
+    argv = ["python3", EXPORT_SCRIPT, "--runs-dir", OFFICIAL, "--output-dir", EXPORT_DIR]
+    _run(repo, argv, env, "export", stop)
+    written = f"{EXPORT_DIR}/{EXPORT_DATA}"
+    try:
+        data = read_json(repo / written, _EXPORT_LIMIT)
+    except FileNotFoundError:
+        raise StepFailed(f"{Path(EXPORT_SCRIPT).name} exited 0 but wrote no {written}") from None
+    except (OSError, UnreadableJson) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise StepFailed(f"{Path(EXPORT_SCRIPT).name} exited 0 but {written} cannot be read: {why}") from None
+    counts = data if isinstance(data, dict) else {}
+    runs, tasks = counts.get("run_count"), counts.get("task_count")
+    if not isinstance(runs, int) or not isinstance(tasks, int):
+        raise StepFailed(f"{Path(EXPORT_SCRIPT).name} exited 0 but {written} has no run and task counts")
+    excluded = counts.get("excluded_task_count")
+    dropped = f", {excluded} excluded" if isinstance(excluded, int) and excluded else ""
+    return f"{EXPORT_DIR} written: {runs} runs, {tasks} tasks{dropped}"
+
+
+def validate(repo: Path, env: ChildEnv, stop: Event | None = None) -> str | Skipped:
+    """`validate_official_integrity.py --format json`, when the checkout has it."""
     if not (repo / VALIDATE_SCRIPT).is_file():
-        return None
-    _run(repo, ["python3", VALIDATE_SCRIPT, "--runs-dir", OFFICIAL, "--format", "json"], env, "validate")
+        return Skipped(f"the checkout has no {VALIDATE_SCRIPT}")
+    argv = ["python3", VALIDATE_SCRIPT, "--runs-dir", OFFICIAL, "--format", "json"]
+    _run(repo, argv, env, "validate", stop)
     return "validate_official_integrity.py: ok"
 
 
@@ -206,22 +257,15 @@ def settle_all(plans: list[Plan], now: datetime) -> Settled:
     return Settled.LOST if Settled.LOST in outcomes else Settled.UNDONE
 
 
-def _run(repo: Path, argv: list[str], env: ChildEnv, what: str) -> None:
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=repo,
-            env=spawn_env(env),
-            capture_output=True,
-            timeout=_TIMEOUTS[what],
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StepFailed(f"{Path(argv[1]).name} could not be run: {str(exc)[:_TAIL]}") from None
-    if done.returncode != 0:
-        lines = [
-            ln for ln in (done.stderr or done.stdout).decode("utf-8", "replace").splitlines() if ln.strip()
-        ]
-        last = lines[-1][:_TAIL] if lines else "no output"
-        raise StepFailed(f"{Path(argv[1]).name} exited {done.returncode}: {last}")
+def _run(repo: Path, argv: list[str], env: ChildEnv, what: str, stop: Event | None) -> None:
+    ran = run_script(repo, argv, env, timeout=_TIMEOUTS[what], tail=_TAIL, stop=stop)
+    _go_on(stop)  # stopped while it ran: it was killed
+    if ran.code is None:
+        raise StepFailed(f"{Path(argv[1]).name} could not be run: {ran.last}")
+    if ran.code != 0:
+        raise StepFailed(f"{Path(argv[1]).name} exited {ran.code}: {ran.last}")
+
+
+def _go_on(stop: Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise Stopped("stopped part way: this bot process no longer holds the timer lease")

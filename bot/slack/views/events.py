@@ -114,7 +114,11 @@ def still_waiting(event: StillWaiting) -> str:
 
 
 def promotion_ended(event: PromotionEnded) -> str:
-    when = " (settled by the bot after a restart)" if event.after_restart else ""
+    when = (
+        " (settled by the bot process that took over, after a restart or a lost timer lease)"
+        if event.after_restart
+        else ""
+    )
     head = {
         "promoted": f":white_check_mark: Promotion #{event.promotion_id}: "
         f"run #{event.run_id} is official{when}.",

@@ -105,7 +105,11 @@ def _decision_blocks(view: PromotionCardView) -> list[Block]:
                 lines.append(f"{_MARKS[entry.phase]} {step.value}{note}")
         blocks.append(SectionBlock(text=MarkdownTextObject(text="*Steps*\n" + "\n".join(lines))))
     if view.error:
-        restart = " (settled after the bot restarted)" if view.after_restart else ""
+        restart = (
+            " (settled by the bot process that took over, after a restart or a lost timer lease)"
+            if view.after_restart
+            else ""
+        )
         blocks.append(
             SectionBlock(text=MarkdownTextObject(text=f":x: *Failed*{restart}: {shown(view.error, 1500)}"))
         )
