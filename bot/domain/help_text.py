@@ -49,6 +49,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "runs": "finished runs, newest first, with their numbers",
     "coverage": "valid runs per selected task and lane against a target (default 3), the tasks with none, "
     "and CSB's variance waves; `--staging` counts finished staging runs too",
+    "spend": "a month's recorded lane cost (default this UTC month) by category, model, suite and config, "
+    "against the budgets, with a chart",
 }
 
 
