@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain.budget import BudgetLine, budget_lines, month_bounds, month_of
 from bot.domain.events import BudgetDrained
-from bot.domain.policy import BOT_ACTOR, PolicyConfig
+from bot.domain.policy import PolicyConfig
 from bot.domain.spec import Category
 from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
 from bot.store import audit, lanes, outbox, runs, spend
@@ -75,7 +75,7 @@ async def _drain(session: AsyncSession, run: Run, line: BudgetLine, now: datetim
         run.id,
         from_states=UNSTOPPED_RUN_STATES,
         to=RunState.DRAINING,
-        stopped_by=BOT_ACTOR,
+        stopped_by=None,  # no one did: the reason says it was the budget (the audit names the bot)
         stop_reason=reason,
         stop_requested_at=now,
     ):

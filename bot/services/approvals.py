@@ -112,6 +112,8 @@ class ApprovalService:
             return f"You already approved request #{request.id}; it needs another approver."
         # The budget is measured now, not as the card was drawn: lanes may have spent since.
         budget = await self._checks.budget_now(request.spec, checks.estimate)
+        if budget != checks.budget:  # the card shows the lines this click was judged by
+            await self._store_budget(request, checks.model_copy(update={"budget": budget}))
         verdict = may_approve(
             self._policy,
             _category(request),
@@ -127,6 +129,11 @@ class ApprovalService:
         if checks.blocking_reasons:
             return "Approve is refused: " + "; ".join(checks.blocking_reasons)
         return None
+
+    async def _store_budget(self, request: RunRequest, checks: RequestChecks) -> None:
+        async with self._store.write() as session:
+            await requests.set_checks(session, request.id, request.revision, checks.model_dump_json())
+            await outbox.redraw_card(session, request.id, self._clock.now())
 
     async def _recheck(self, request: RunRequest) -> str | None:
         """Before the deciding approval: resolve again (pinning) and re-run the checks."""

@@ -9,18 +9,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.spend import SpendRow
-from bot.domain.states import UNSTOPPED_RUN_STATES
+from bot.domain.states import COMPLETED_LANE_STATES, UNSTOPPED_RUN_STATES
 from bot.store import records
 from bot.store.models import Lane, Run, RunRequest
 
 
 def _in_month(start: datetime, end: datetime) -> tuple[Any, ...]:
-    return (col(Lane.finished_at) >= start, col(Lane.finished_at) < end)
+    """Lanes that ran to an end in [start, end), or were stopped with a cost; a lane dropped before it
+    started (cancelled, no cost) spent nothing and is not counted."""
+    ran = or_(col(Lane.state).in_(list(COMPLETED_LANE_STATES)), col(Lane.cost_usd).is_not(None))
+    return (col(Lane.finished_at) >= start, col(Lane.finished_at) < end, ran)
 
 
 async def month_spent(

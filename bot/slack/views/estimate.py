@@ -94,16 +94,13 @@ def estimate_vs_actual(
     """The report's line: what the approver saw against what the run cost and took."""
     if estimate is None:
         return ""
-    if not estimate.has_history:
-        shown = "no history"
-    else:
-        said = []
-        if estimate.cost_usd is not None:
-            said.append(_money(estimate.cost_usd))
-        if estimate.wall_seconds is not None:
-            said.append(f"about {_time(estimate.wall_seconds)}")
-        shown = ", ".join(said) or "no figures"
+    said = []
+    if estimate.cost_usd is not None:
+        said.append(_money(estimate.cost_usd))
+    if estimate.wall_seconds is not None:
+        said.append(f"about {_time(estimate.wall_seconds)}")
+    shown = f"{', '.join(said)} ({RANGE} in brackets)" if said else "nothing (no history)"
     actual = [dollars(cost_usd) if cost_usd is not None else "cost not reported"]
     if wall_seconds is not None:
         actual.append(_seconds(wall_seconds))
-    return f"*Estimate vs actual*: estimated {shown} ({RANGE}); actual {', '.join(actual)}."
+    return f"*Estimate vs actual*: estimated {shown}; actual {', '.join(actual)}."
