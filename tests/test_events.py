@@ -82,13 +82,13 @@ SAMPLES = [
 def test_a_run_over_budget_is_said_to_drain_and_why() -> None:
     category, model = (event_text(event) for event in SAMPLES[-2:])
     assert category == (
-        ":money_with_wings: *Over budget*: `staging` runs have spent $301.50 in 2026-03, past the block line "
-        "of $300.00 (budget $300.00), so the bot is draining run #8. No new pairs start (4 queued lanes "
+        ":double_vertical_bar: *Over budget*: `staging` runs have spent $301.50 in 2026-03, past the block "
+        "line of $300.00 (budget $300.00), so the bot is draining run #8. No new pairs start (4 queued lanes "
         "dropped); 1 running lane finishes."
     )
     assert model.startswith(
-        ":money_with_wings: *Over budget*: runs of `anthropic/&lt;opus&gt;` have spent $1,250.00 in 2026-03, "
-        "past the block line of $1,000.00 (budget $2,000.00)"
+        ":double_vertical_bar: *Over budget*: runs of `anthropic/&lt;opus&gt;` have spent $1,250.00 in "
+        "2026-03, past the block line of $1,000.00 (budget $2,000.00)"
     )
 
 

@@ -184,6 +184,12 @@ class ApprovalService:
         checks = RequestChecks.model_validate_json(request.checks_json)
         override = checks.unpaired_override
         over_budget = (await self._checks.budget_now(request.spec, checks.estimate)).blocked
+        if over_budget:  # past the line since this click was judged: only an override approver counts
+            verdict = may_approve(
+                self._policy, _category(request), actor, request.requester, budget_override=True
+            )
+            if not verdict.allowed:
+                return Decision(Outcome.REFUSED, verdict.reason)
         async with self._store.write() as session:
             if not await requests.hold_revision(session, request.id, request.revision):
                 current = await requests.get_request(session, request.id)

@@ -21,7 +21,7 @@ def dollars(value: float) -> str:
 def estimate_text(estimate: RunEstimate | None) -> str:
     """One paragraph: per task and for the run, the duration, and what history it rests on."""
     if estimate is None or not estimate.has_history:
-        return ":grey_question: *Estimate*: no history (no finished lane of these suites yet)."
+        return ":bar_chart: *Estimate*: no history (no finished lane of these suites yet)."
     parts: list[str] = []
     if estimate.cost_usd is not None and estimate.cost_per_task_usd is not None:
         parts.append(
@@ -33,7 +33,7 @@ def estimate_text(estimate: RunEstimate | None) -> str:
     if estimate.wall_seconds is not None:
         parts.append(f"about {_time(estimate.wall_seconds)} on {plural(estimate.parallel, 'slot')}")
     text = (
-        f":moneybag: *Estimate* (median, {RANGE} in brackets): " + "; ".join(parts) + ". " + _basis(estimate)
+        f":bar_chart: *Estimate* (median, {RANGE} in brackets): " + "; ".join(parts) + ". " + _basis(estimate)
     )
     if estimate.lanes_without_history:
         text += (
@@ -85,7 +85,7 @@ def _budget_line(line: BudgetLine) -> str:
         )
     if line.level is Level.WARN:
         return f":warning: *Budget*: {spent}; {projected}, past the warning line of {dollars(line.warn_usd)}."
-    return f":moneybag: Budget: {spent}; {projected} (block line {dollars(line.block_usd)})."
+    return f":white_check_mark: Budget: {spent}; {projected} (block line {dollars(line.block_usd)})."
 
 
 def estimate_vs_actual(

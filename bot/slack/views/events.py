@@ -68,7 +68,7 @@ def budget_drained(event: BudgetDrained) -> str:
     queued = f"{plural(event.dropped, 'queued lane')} dropped"
     running = plural(event.running, "running lane")
     return (
-        f":money_with_wings: *Over budget*: {scope} have spent ${event.spent_usd:,.2f} in {event.month}, "
+        f":double_vertical_bar: *Over budget*: {scope} have spent ${event.spent_usd:,.2f} in {event.month}, "
         f"past the block line of ${event.block_usd:,.2f} (budget ${event.budget_usd:,.2f}), so the bot "
         f"is draining run #{event.run_id}. No new pairs start ({queued}); {running} "
         f"{agree(event.running, 'finishes', 'finish')}."
