@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, select, update
 from sqlmodel import col
+from test_migrations import _insert_required
 
 from bot.domain.budget import month_bounds
 from bot.domain.estimate import Basis, LaneSample
 from bot.domain.outcome import LaneStatus
-from bot.store import estimates, runs, spend
+from bot.store import estimates, runs, schema, spend
 from bot.store.db import Store
 from bot.store.models import Lane, RunRequest
 from bot.store.records import NewLane, NewRun
@@ -101,5 +105,45 @@ async def test_history_prefers_the_model_then_the_suite_and_keeps_the_newest(db_
         # 6 lanes ran (the cancelled one is not counted): 1 + 2 + 5 + 9 + 7 + 3 dollars
         assert sum(row.lanes for row in rows) == 6 and sum(row.cost_usd for row in rows) == 27.0
         assert april == []
+    finally:
+        await store.close()
+
+
+def _at_0007_with_two_runs(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", "bot.store:migrations")
+    config.attributes["connection"] = connection
+    command.upgrade(config, "0007")
+    tables = sa.MetaData()
+    tables.reflect(connection)
+    for run, model in ((1, "m1"), (2, "m2")):
+        _insert_required(connection, tables.tables["run_requests"], id=run)
+        _insert_required(connection, tables.tables["runs"], id=run, request_id=run, model=model)
+        for lane in range(2):
+            _insert_required(
+                connection,
+                tables.tables["lanes"],
+                id=run * 10 + lane,
+                run_id=run,
+                task_id=f"t{lane}",
+                role=f"r{lane}",
+            )
+
+
+async def test_0008_gives_the_lanes_there_are_their_run_s_model(db_url: str, postgres: object) -> None:
+    if db_url.startswith("postgresql"):
+        assert postgres is not None
+        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    store = Store(db_url)
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_at_0007_with_two_runs)
+        await store.create_tables()
+        assert await store.revision() == schema.head()
+        async with store.read() as session:
+            found = (
+                await session.execute(select(col(Lane.id), col(Lane.model)).order_by(col(Lane.id)))
+            ).all()
+        assert [tuple(row) for row in found] == [(10, "m1"), (11, "m1"), (20, "m2"), (21, "m2")]
     finally:
         await store.close()
