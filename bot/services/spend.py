@@ -7,11 +7,13 @@ month's recorded spend (`bot/store/spend.py`) plus the estimate.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.domain.budget import BudgetCheck, budget_lines, month_bounds, month_of
+from bot.domain.budget import Budget, BudgetCheck, budget_lines, month_bounds, month_of
 from bot.domain.clock import Clock
 from bot.domain.command_line import SPEND_USAGE
 from bot.domain.estimate import RunEstimate, estimate_run
@@ -31,6 +33,14 @@ class SpendChecks(BaseModel):
     budget: BudgetCheck = BudgetCheck()
 
 
+@dataclass(frozen=True)
+class _Spent:
+    budget: Budget
+    month: str
+    category: float
+    model: float
+
+
 class SpendService:
     def __init__(self, store: Store, policy: PolicyConfig, clock: Clock) -> None:
         self._store = store
@@ -38,9 +48,12 @@ class SpendService:
         self._clock = clock
 
     async def assess(self, spec: RunSpec) -> SpendChecks:
-        """The run's estimate from finished lanes, and its category's budget with that estimate added."""
-        estimate = await self.estimate(spec)
-        return SpendChecks(estimate=estimate, budget=await self.budget(spec, estimate))
+        """The run's estimate from finished lanes, and its category's budget with that estimate added.
+
+        The history and the month's spend are read side by side (two sessions): the card waits for the
+        slower of the two, not for both."""
+        estimate, spent = await asyncio.gather(self.estimate(spec), self._spent(spec))
+        return SpendChecks(estimate=estimate, budget=self._lines(spec, estimate, spent))
 
     async def estimate(self, spec: RunSpec) -> RunEstimate:
         groups = Counter((task.suite, lane.config) for task in spec.tasks for lane in spec.lanes)
@@ -50,28 +63,37 @@ class SpendService:
 
     async def budget(self, spec: RunSpec, estimate: RunEstimate | None) -> BudgetCheck:
         """The budget lines now: the month's recorded spend so far plus `estimate` (its median cost)."""
-        category = spec.params.category
+        return self._lines(spec, estimate, await self._spent(spec))
+
+    async def _spent(self, spec: RunSpec) -> _Spent | None:
+        """The month's spend of the spec's category (and of its model, when the budget names it); None
+        without a budget."""
+        category, model = spec.params.category, spec.params.model
         budget = self._policy.for_category(category).budget
         if budget is None:
-            return BudgetCheck()
+            return None
         month = month_of(self._clock.now())
         start, end = month_bounds(month)
-        model = spec.params.model
         async with self._store.read() as session:
-            category_spent = await spend.month_spent(session, start, end, category=category.value)
-            model_spent = (
+            in_category = await spend.month_spent(session, start, end, category=category.value)
+            of_model = (
                 await spend.month_spent(session, start, end, category=category.value, model=model)
                 if model in budget.models
                 else 0.0
             )
+        return _Spent(budget, month, in_category, of_model)
+
+    def _lines(self, spec: RunSpec, estimate: RunEstimate | None, spent: _Spent | None) -> BudgetCheck:
+        if spent is None:
+            return BudgetCheck()
         cost = estimate.cost_usd.median if estimate is not None and estimate.cost_usd is not None else 0.0
         return budget_lines(
-            budget,
-            category=category.value,
-            model=model,
-            month=month,
-            category_spent=category_spent,
-            model_spent=model_spent,
+            spent.budget,
+            category=spec.params.category.value,
+            model=spec.params.model,
+            month=spent.month,
+            category_spent=spent.category,
+            model_spent=spent.model,
             estimate_usd=cost,
         )
 
