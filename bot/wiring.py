@@ -29,6 +29,7 @@ from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.services.spend import SpendService
 from bot.services.task_rerun import TaskRerunService
 from bot.settings import BotConfig, Settings
 from bot.slack.app import create_app, create_client
@@ -126,6 +127,7 @@ def build_bot(
         executor_settings=settings.executor(config),
         redact=redact,
         promotion_hold=environ.get(HOLD_ENV),
+        policy=config.policy,
     )
     notifier = Notifier(
         store,
@@ -138,6 +140,7 @@ def build_bot(
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
     )
     replies = ReplyService(store, clock, direct=reply_now)
+    spend = SpendService(store, config.policy, clock)
     checks = CheckRunner(
         repo,
         launch.base_env,
@@ -146,6 +149,7 @@ def build_bot(
         timeout_s=config.engine.preflight_timeout_sec,
         docker=needs_docker(launch.harbor_env) if docker is None else docker,
         docker_ping_s=config.engine.docker_ping_sec,
+        spend=spend,
     )
     requests = RunRequestService(store, catalog, checks, config.policy, config.engine, clock)
     approvals = ApprovalService(store, requests, checks, config.policy, config.engine, clock)
@@ -167,6 +171,7 @@ def build_bot(
         promotion_gate=promotion_gate,
         compare=compare,
         coverage=coverage,
+        spend=spend,
         client=client,
     )
     replays = ReplayGuard(store, clock)

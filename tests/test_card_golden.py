@@ -1,4 +1,5 @@
-"""Golden files of the card for fixed inputs: pending with a blocking check, approved and queued,
+"""Golden files of the card for fixed inputs: pending with a blocking check, pending over its budget
+with an estimate, approved past the budget by an override approver, approved and queued,
 running, paused, voided before launch, finished, a cancelled rerun. Rewrite them with
 `UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_card_golden.py` and review the diff."""
 
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.domain.budget import Budget, budget_lines
+from bot.domain.estimate import Basis, RunEstimate, Spread
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LanePlan, LaneRole, RunParams, RunSpec, TaskRef
 from bot.playground import check_message_blocks
@@ -41,6 +44,33 @@ BLOCKED = RequestChecks(
             name="sourcegraph_token", ok=False, blocking=True, message="SOURCEGRAPH_ACCESS_TOKEN is not set"
         ),
     )
+)
+
+# An estimate from 40 lanes of the same suite, config and model, and the category past its block line
+# while the model's own budget only warns.
+ESTIMATE = RunEstimate(
+    tasks=3,
+    lanes=6,
+    parallel=4,
+    basis=Basis.EXACT,
+    samples=40,
+    exact_lanes=6,
+    cost_usd=Spread(median=7.5, low=4.2, high=12.6),
+    cost_per_task_usd=Spread(median=2.5, low=1.4, high=4.2),
+    lane_seconds=Spread(median=1800.0, low=1200.0, high=3000.0),
+    wall_seconds=Spread(median=450.0, low=300.0, high=750.0),
+)
+OVER_BUDGET = RequestChecks(
+    estimate=ESTIMATE,
+    budget=budget_lines(
+        Budget(monthly_usd=100, models={"anthropic/claude-opus-4-5": 400}),
+        category="staging",
+        model="anthropic/claude-opus-4-5",
+        month="2026-01",
+        category_spent=95.0,
+        model_spent=195.0,
+        estimate_usd=7.5,
+    ),
 )
 
 
@@ -114,6 +144,30 @@ CASES = {
         state=RequestState.PENDING,
         checks=BLOCKED,
         expires_at=AT + timedelta(hours=24),
+    ),
+    "card_pending_over_budget.json": CardView(
+        request_id=7,
+        spec=SPEC.model_copy(
+            update={"params": RunParams(suite="csb_sdlc_fix", model="anthropic/claude-opus-4-5")}
+        ),
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.PENDING,
+        checks=OVER_BUDGET,
+        expires_at=AT + timedelta(hours=24),
+    ),
+    "card_queued_budget_override.json": CardView(
+        request_id=7,
+        spec=SPEC,
+        spec_hash="ab" * 32,
+        requester="U0ALICE",
+        state=RequestState.APPROVED,
+        checks=RequestChecks(estimate=ESTIMATE.model_copy(update={"basis": Basis.NONE})),
+        approvals=("U0CAROL",),
+        decided_by="U0CAROL",
+        decided_at=AT,
+        run=QUEUED,
+        budget_override_by="U0CAROL",
     ),
     "card_running.json": approved(run_card("running", 1)),
     "card_finished.json": approved(run_card("finished", 3)),

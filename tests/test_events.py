@@ -9,6 +9,7 @@ from bot.domain import events
 from bot.domain.events import (
     EVENT_TYPES,
     AfterBatchRan,
+    BudgetDrained,
     ExecutorAway,
     ExecutorBack,
     NotInChannel,
@@ -53,7 +54,42 @@ SAMPLES = [
     PromotionEnded(
         promotion_id=2, run_id=7, outcome="undone", step="move", error="<@U1> *x*", after_restart=True
     ),
+    BudgetDrained(
+        run_id=8,
+        scope="category",
+        name="staging",
+        month="2026-03",
+        spent_usd=301.5,
+        block_usd=300.0,
+        budget_usd=300.0,
+        dropped=4,
+        running=1,
+    ),
+    BudgetDrained(
+        run_id=8,
+        scope="model",
+        name="anthropic/<opus>",
+        month="2026-03",
+        spent_usd=1250.0,
+        block_usd=1000.0,
+        budget_usd=2000.0,
+        dropped=0,
+        running=2,
+    ),
 ]
+
+
+def test_a_run_over_budget_is_said_to_drain_and_why() -> None:
+    category, model = (event_text(event) for event in SAMPLES[-2:])
+    assert category == (
+        ":double_vertical_bar: *Over budget*: `staging` runs have spent $301.50 in 2026-03, past the block "
+        "line of $300.00 (budget $300.00), so the bot is draining run #8. No new pairs start (4 queued lanes "
+        "dropped); 1 running lane finishes."
+    )
+    assert model.startswith(
+        ":double_vertical_bar: *Over budget*: runs of `anthropic/&lt;opus&gt;` have spent $1,250.00 in "
+        "2026-03, past the block line of $1,000.00 (budget $2,000.00)"
+    )
 
 
 def test_every_kind_of_event_has_one_view_and_a_sample_here() -> None:

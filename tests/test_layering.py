@@ -242,9 +242,17 @@ SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"domain/errors.py", "slack/errors.py"}),
         "the one error tree, and the one place its errors become words",
     ),
+    "estimate.py": (
+        frozenset({"domain/estimate.py", "slack/views/estimate.py"}),
+        "what a run will cost and take, from finished lanes, and its words on the card and the report",
+    ),
     "events.py": (
         frozenset({"domain/events.py", "slack/views/events.py"}),
         "a run's events, and their words",
+    ),
+    "spend.py": (
+        frozenset({"domain/spend.py", "services/spend.py", "slack/views/spend.py", "store/spend.py"}),
+        "money spent: a month summed by dimension, the card's estimate and budget, their words, the sums",
     ),
     "home.py": (
         frozenset({"services/home.py", "slack/inbound/listeners/home.py", "slack/views/home.py"}),

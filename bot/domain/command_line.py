@@ -144,6 +144,7 @@ OFFICIAL_USAGE = "/csb official [suite]"
 COMPARE_USAGE = "/csb compare <run|official> <run|official> [--lane baseline|mcp|both]"
 RUNS_USAGE = "/csb runs [--suite S] [--model M] [--last N]"
 COVERAGE_USAGE = "/csb coverage [suite…] [--model M] [--target N] [--staging] [--fill | --plan]"
+SPEND_USAGE = "/csb spend [YYYY-MM]"
 DRAIN_FLAG = "--drain"  # `/csb cancel`: start no more lanes, let the running ones end
 ONLY_FLAG = "--only"  # `/csb rerun`: which lanes' tasks to run again
 INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
@@ -179,6 +180,7 @@ GRAMMAR: tuple[Subcommand, ...] = (  # in the order `/csb help` lists them
     Subcommand("compare", COMPARE_USAGE),
     Subcommand("runs", RUNS_USAGE),
     Subcommand("coverage", COVERAGE_USAGE),
+    Subcommand("spend", SPEND_USAGE),
 )
 SUBCOMMANDS: tuple[str, ...] = tuple(sub.name for sub in GRAMMAR)
 _BY_NAME: dict[str, Subcommand] = {sub.name: sub for sub in GRAMMAR}

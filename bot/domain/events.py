@@ -87,6 +87,22 @@ class RunStopped(_Event):
     running: int
 
 
+class BudgetDrained(_Event):
+    """The month's recorded spend of the run's category (`scope` "category") or model ("model") passed
+    its budget's block line, so the bot drains the run: queued lanes dropped, running lanes finish."""
+
+    kind: Literal["budget_drained"] = "budget_drained"
+    run_id: int
+    scope: str
+    name: str  # the category or the model
+    month: str  # YYYY-MM, UTC
+    spent_usd: float
+    block_usd: float
+    budget_usd: float
+    dropped: int
+    running: int
+
+
 class RunResumed(_Event):
     """`user` resumed a paused run."""
 
@@ -155,6 +171,7 @@ Event = Annotated[
     | RunPaused
     | RunVoided
     | RunStopped
+    | BudgetDrained
     | RunResumed
     | AfterBatchRan
     | NotInChannel
@@ -169,6 +186,7 @@ EVENT_TYPES: tuple[type[BaseModel], ...] = (
     RunPaused,
     RunVoided,
     RunStopped,
+    BudgetDrained,
     RunResumed,
     AfterBatchRan,
     NotInChannel,

@@ -51,6 +51,8 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "coverage": "valid runs per selected task and lane against a target (default 3), the tasks with none, "
     "and CSB's variance waves; `--staging` counts finished staging runs too; its Fill gaps and Plan variance "
     "buttons (or `--fill`, `--plan`) ask for the runs",
+    "spend": "a month's recorded lane cost (default this UTC month) by category, model, suite and config, "
+    "against the budgets, with a chart",
 }
 
 

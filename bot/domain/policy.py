@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.domain.budget import Budget
 from bot.domain.errors import PolicyError
 from bot.domain.spec import Category
 
@@ -91,6 +92,8 @@ class CategoryPolicy(BaseModel):
     max_parallel: int = Field(default=100, ge=1)
     expiry_hours: float = Field(default=24, gt=0)
     remind_after_minutes: float | None = Field(default=None, gt=0)
+    # `[policy.<category>.budget]`: the monthly budget; past its block line only override approvers approve.
+    budget: Budget | None = None
 
     @property
     def effective_override_approvers(self) -> Approvers:
@@ -213,6 +216,7 @@ def may_approve(
     already_approved_by: Iterable[str] = (),
     unpaired_override: bool = False,
     editors: Iterable[str] = (),
+    budget_override: bool = False,
 ) -> Verdict:
     """Whether this click counts as one more approval; the caller counts them against `approvals_needed`.
 
@@ -242,11 +246,16 @@ def may_approve(
             f"you have already approved this request; it needs {rules.approvals_required} approvals "
             f"from different people"
         )
-    if unpaired_override:
-        refusal = _override_refusal(policy, rules, category, actor)
+    overrides = ((unpaired_override, _UNPAIRED), (budget_override, _OVER_BUDGET))
+    for overriding, what in overrides:
+        refusal = _override_refusal(policy, rules, category, actor, what) if overriding else None
         if refusal is not None:
             return refusal
     return _allow(approver)
+
+
+_UNPAIRED = "overrides the pairing rule (--allow-unpaired)"
+_OVER_BUDGET = "is past its monthly budget's block line"
 
 
 def may_control(
@@ -336,18 +345,18 @@ def reminder_due(
 
 
 def _override_refusal(
-    policy: PolicyConfig, rules: CategoryPolicy, category: Category, actor: Actor
+    policy: PolicyConfig, rules: CategoryPolicy, category: Category, actor: Actor, what: str
 ) -> Verdict | None:
     overriders = rules.effective_override_approvers
     if overriders.is_empty:
         return _deny(
-            f"this request overrides the pairing rule (--allow-unpaired) and no one may approve that for "
+            f"this request {what} and no one may approve that for "
             f"{category} runs: {_ask_admins(policy)} to add override_approvers in {POLICY_FILE}"
         )
     if _role(overriders, actor):
         return None
     who = f"{category} approvers" if overriders.anyone else _people(overriders.users, overriders.usergroups)
-    return _deny(f"this request overrides the pairing rule (--allow-unpaired); only {who} may approve it")
+    return _deny(f"this request {what}; only {who} may approve it")
 
 
 def _approvers_line(rules: CategoryPolicy, category: Category) -> str:

@@ -17,6 +17,7 @@ import logging
 
 from bot.domain.clock import Clock
 from bot.engine.after_batch import AfterBatchRunner
+from bot.engine.budget_drain import BudgetDrain
 from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
 from bot.engine.lease import LeaseKeeper
@@ -50,6 +51,7 @@ class Engine:
         promotions: PromotionRunner,
         *,
         eager: bool,
+        budgets: BudgetDrain | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -61,6 +63,7 @@ class Engine:
         self.executor = executor
         self.after_batch = after_batch
         self.promotions = promotions
+        self._budgets = budgets  # drains runs past their monthly budget's block line
         self._lock = asyncio.Lock()
         self._eager = eager
         self._kicked: asyncio.Task[None] | None = None
@@ -91,6 +94,8 @@ class Engine:
                 await self._dispatcher.record_pids(session)
                 endings = await self._watcher.settle(session, judged, now)
                 closed = await close_runs(session, now)
+                if self._budgets is not None:  # before the claim: a run over budget starts nothing more
+                    await self._budgets.drain_over_budget(session, now)
                 batch = await self._dispatcher.claim(session, now, ())
             self._watcher.forget(endings)
             self.after_batch.start(closed)

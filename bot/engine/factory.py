@@ -12,9 +12,11 @@ from pathlib import Path
 from bot.csb.catalog import Catalog
 from bot.csb.harbor_run import LaunchConfig
 from bot.domain.clock import Clock
+from bot.domain.policy import PolicyConfig
 from bot.domain.redact import Redactor
 from bot.engine.accounts import account_pool
 from bot.engine.after_batch import AfterBatchRunner
+from bot.engine.budget_drain import BudgetDrain
 from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.lease import LeaseKeeper
@@ -40,12 +42,14 @@ def build_engine(
     executor_for: Callable[[ExecutorContext], Executor] | None = None,
     redact: Redactor | None = None,
     promotion_hold: str | None = None,
+    policy: PolicyConfig | None = None,
 ) -> Engine:
     """`eager=False` leaves every tick to the caller (tests move the clock and tick themselves).
     Lanes run on the executor `executor_settings` name, unless `executor_for` builds one (a test's).
     `redact` hides the bot's secrets in what Harbor's logs and CSB's scripts say (default: the
     secrets named in the lanes' environment). `promotion_hold`: the test-only stop of promotions
-    (`bot.engine.promotion_runner.HOLD_ENV`)."""
+    (`bot.engine.promotion_runner.HOLD_ENV`). `policy`: its monthly budgets drain runs past their
+    block line."""
     home = launch.base_env.get("HOME") or str(Path.home())
     pool = account_pool(config, home)
     lease = LeaseKeeper(store, clock, config.lease_ttl_sec, pool.slots)
@@ -71,4 +75,5 @@ def build_engine(
         after_batch,
         promotions,
         eager=eager,
+        budgets=BudgetDrain(policy) if policy is not None else None,
     )

@@ -88,6 +88,11 @@ class ApprovalService:
             refusal = await self._recheck(request)
             if refusal:
                 return Decision(Outcome.REFUSED, refusal)
+            # The re-run checks hold a new estimate: asked again whether this approver may pass the budget.
+            request = await self._requests.load(request_id)
+            refusal = await self._refusal(request, revision, actor)
+            if refusal:
+                return Decision(Outcome.REFUSED, refusal)
         return await self._record_approval(request, actor)
 
     async def _refusal(self, request: RunRequest, revision: int | None, actor: Actor) -> str | None:
@@ -105,6 +110,10 @@ class ApprovalService:
             editors = await audit.editors(session, request.id)
         if actor.user_id in done:
             return f"You already approved request #{request.id}; it needs another approver."
+        # The budget is measured now, not as the card was drawn: lanes may have spent since.
+        budget = await self._checks.budget_now(request.spec, checks.estimate)
+        if budget != checks.budget:  # the card shows the lines this click was judged by
+            await self._store_budget(request, checks.model_copy(update={"budget": budget}))
         verdict = may_approve(
             self._policy,
             _category(request),
@@ -113,12 +122,18 @@ class ApprovalService:
             done,
             checks.unpaired_override,
             editors=editors,
+            budget_override=budget.blocked,
         )
         if not verdict.allowed:
             return verdict.reason
         if checks.blocking_reasons:
             return "Approve is refused: " + "; ".join(checks.blocking_reasons)
         return None
+
+    async def _store_budget(self, request: RunRequest, checks: RequestChecks) -> None:
+        async with self._store.write() as session:
+            await requests.set_checks(session, request.id, request.revision, checks.model_dump_json())
+            await outbox.redraw_card(session, request.id, self._clock.now())
 
     async def _recheck(self, request: RunRequest) -> str | None:
         """Before the deciding approval: resolve again (pinning) and re-run the checks."""
@@ -166,7 +181,15 @@ class ApprovalService:
     async def _record_approval(self, request: RunRequest, actor: Actor) -> Decision:
         now = self._clock.now()
         needed = approvals_needed(self._policy, _category(request))
-        override = RequestChecks.model_validate_json(request.checks_json).unpaired_override
+        checks = RequestChecks.model_validate_json(request.checks_json)
+        override = checks.unpaired_override
+        over_budget = (await self._checks.budget_now(request.spec, checks.estimate)).blocked
+        if over_budget:  # past the line since this click was judged: only an override approver counts
+            verdict = may_approve(
+                self._policy, _category(request), actor, request.requester, budget_override=True
+            )
+            if not verdict.allowed:
+                return Decision(Outcome.REFUSED, verdict.reason)
         async with self._store.write() as session:
             if not await requests.hold_revision(session, request.id, request.revision):
                 current = await requests.get_request(session, request.id)
@@ -185,9 +208,13 @@ class ApprovalService:
                 at=now,
                 spec_hash=request.spec_hash,
                 revision=request.revision,
-                reason=f"{count} of {needed}" + ("; unpaired override" if override else ""),
+                reason=f"{count} of {needed}"
+                + ("; unpaired override" if override else "")
+                + ("; budget override" if over_budget else ""),
             )
             if count >= needed:
+                if over_budget:
+                    await requests.mark_budget_override(session, request.id, request.revision, actor.user_id)
                 await self._queue_run(session, request, actor.user_id, now)
             await outbox.redraw_card(session, request.id, now)
         return Decision(Outcome.LAUNCHED if count >= needed else Outcome.RECORDED)

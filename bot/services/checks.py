@@ -11,9 +11,12 @@ from bot.csb.child_env import ChildEnv
 from bot.csb.counterparts import missing_counterparts
 from bot.csb.docker_daemon import PING_TIMEOUT_SEC
 from bot.csb.preflight import AccountHealth, account_health, run_preflight
+from bot.domain.budget import BudgetCheck
+from bot.domain.estimate import RunEstimate
 from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 from bot.domain.words import agree, plural
+from bot.services.spend import SpendChecks, SpendService
 
 MISSING_SHOWN = 10
 
@@ -37,6 +40,10 @@ class RequestChecks(BaseModel):
     missing_counterparts: tuple[str, ...] = ()
     unpaired_override: bool = False
     recommended_parallel: int | None = None
+    # What the run will cost (from finished lanes) and its budget lines, as the card showed them:
+    # the report compares the actual cost with this estimate.
+    estimate: RunEstimate | None = None
+    budget: BudgetCheck = BudgetCheck()
 
     @property
     def unpaired_refused(self) -> bool:
@@ -73,8 +80,11 @@ class CheckRunner:
         timeout_s: float,
         docker: bool = False,
         docker_ping_s: float = PING_TIMEOUT_SEC,
+        spend: SpendService | None = None,
     ) -> None:
-        """`docker`: lanes build on the local Docker daemon, so the preflight asks it (`docker_ping_s`)."""
+        """`docker`: lanes build on the local Docker daemon, so the preflight asks it (`docker_ping_s`).
+        `spend`: the estimate and budget lines (none without it)."""
+        self._spend = spend
         self._repo = repo
         self._docker = docker
         self._docker_ping_s = docker_ping_s
@@ -84,7 +94,7 @@ class CheckRunner:
         self._timeout_s = timeout_s
 
     async def run(self, spec: RunSpec) -> RequestChecks:
-        report, missing = await asyncio.gather(
+        report, missing, spent = await asyncio.gather(
             run_preflight(
                 self._repo,
                 spec,
@@ -96,6 +106,7 @@ class CheckRunner:
                 docker_ping_s=self._docker_ping_s,
             ),
             asyncio.to_thread(missing_counterparts, self._repo, spec),
+            self._assess(spec),
         )
         lines = tuple(
             CheckLine(name=f.check, ok=f.ok, blocking=f.blocking, message=f.message, skipped=f.skipped)
@@ -106,7 +117,16 @@ class CheckRunner:
             missing_counterparts=tuple(missing),
             unpaired_override=spec.params.allow_unpaired,
             recommended_parallel=report.recommended_parallel,
+            estimate=spent.estimate if spent else None,
+            budget=spent.budget if spent else BudgetCheck(),
         )
+
+    async def _assess(self, spec: RunSpec) -> SpendChecks | None:
+        return await self._spend.assess(spec) if self._spend is not None else None
+
+    async def budget_now(self, spec: RunSpec, estimate: RunEstimate | None) -> BudgetCheck:
+        """The budget lines at this moment, for a click: the month may have spent more since the card."""
+        return await self._spend.budget(spec, estimate) if self._spend is not None else BudgetCheck()
 
     async def accounts(self) -> AccountHealth | None:
         """CSB's account verdict for `/csb accounts`, with the same environment, limit and redaction."""

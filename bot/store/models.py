@@ -48,6 +48,8 @@ class RunRequest(SQLModel, table=True):
     reminded_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     rerun_of: int | None = None  # the run whose failed tasks this request reruns
     trigger_id: str | None = None  # the slash command's own id, from Slack: unique to that invocation
+    # Who approved it past the monthly budget's block line: its run is not drained for the budget.
+    budget_override_by: str | None = None
 
 
 class Approval(SQLModel, table=True):
@@ -89,7 +91,17 @@ class Run(SQLModel, table=True):
 
 class Lane(SQLModel, table=True):
     __tablename__ = "lanes"
-    __table_args__ = (UniqueConstraint("run_id", "task_id", "role"),)
+    __table_args__ = (
+        UniqueConstraint("run_id", "task_id", "role"),
+        # The estimate's history (`bot/store/estimates.py`): newest finished lanes of a group and model
+        # first, with the columns the query reads, so it never visits the table.
+        Index(
+            "ix_lanes_history", "suite", "config", "model", "finished_at", "state", "cost_usd", "started_at"
+        ),
+        Index("ix_lanes_suite_finished", "suite", "finished_at", "state", "cost_usd", "started_at"),
+        # A month's spend (`bot/store/spend.py`): the lanes that finished in it, with what it sums.
+        Index("ix_lanes_finished", "finished_at", "run_id", "state", "cost_usd"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="runs.id", index=True)
@@ -100,6 +112,7 @@ class Lane(SQLModel, table=True):
     role: str
     config: str
     mcp_type: str
+    model: str | None = None  # its run's, kept here so the estimate reads its history from one index
     state: LaneStatus = Field(default=LaneStatus.QUEUED, index=True, sa_type=enum_type(LaneStatus))
     timeout_sec: int
     jobs_dir: str

@@ -92,6 +92,7 @@ class RunRequest:
     reminded_at: datetime | None
     rerun_of: int | None
     trigger_id: str | None
+    budget_override_by: str | None = None  # who approved it past its monthly budget's block line
 
     @classmethod
     def from_row(cls, row: models.RunRequest, spec: RunSpec | None = None) -> Self:

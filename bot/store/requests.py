@@ -185,3 +185,12 @@ def _pending_at(request_id: int, revision: int) -> tuple[ColumnElement[bool], ..
         col(RunRequest.state) == RequestState.PENDING,
         col(RunRequest.revision) == revision,
     )
+
+
+async def mark_budget_override(session: AsyncSession, request_id: int, revision: int, actor: str) -> None:
+    """The deciding approval came past the monthly budget's block line: its run is not drained for it."""
+    await session.execute(
+        update(RunRequest)
+        .where(col(RunRequest.id) == request_id, col(RunRequest.revision) == revision)
+        .values(budget_override_by=actor)
+    )

@@ -66,7 +66,7 @@ async def create_run(
     run = Run(id=run_id, **_columns(new))
     session.add(run)
     await session.flush()
-    session.add_all(Lane(run_id=run_id, **_columns(lane)) for lane in lanes)
+    session.add_all(Lane(run_id=run_id, model=new.model, **_columns(lane)) for lane in lanes)
     await session.flush()
     return records.Run.from_row(run)
 

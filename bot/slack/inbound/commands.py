@@ -33,6 +33,7 @@ from bot.services.queries import QueryService, Viewer
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
 from bot.services.run_control import RunControlService
+from bot.services.spend import SpendService
 from bot.slack.drawing import in_worker
 from bot.slack.errors import answering, describe
 from bot.slack.inbound.directory import Directory
@@ -44,6 +45,8 @@ from bot.slack.views.charts import (
     comparison_chart_csv,
     coverage_chart,
     coverage_chart_csv,
+    spend_chart,
+    spend_chart_csv,
 )
 from bot.slack.views.compare import chart_comment, chart_not_posted, compare_text, runs_text, side_name
 from bot.slack.views.coverage import coverage_comment, coverage_text, waves_requested_text
@@ -59,6 +62,7 @@ from bot.slack.views.replies import (
     status_text,
     suites_text,
 )
+from bot.slack.views.spend import spend_comment, spend_text
 from bot.store.runs import request_id_of
 
 log = logging.getLogger(__name__)
@@ -80,6 +84,7 @@ class CommandRouter:
         promotion_gate: PromotionGate,
         compare: CompareService,
         coverage: CoverageService,
+        spend: SpendService | None = None,
         client: AsyncWebClient | None = None,
     ) -> None:
         self._requests = requests
@@ -92,6 +97,7 @@ class CommandRouter:
         self._launch = launch
         self._compare = compare
         self._coverage = coverage
+        self._spend = spend
         self._client = client  # uploads the comparison's chart in the channel
         self._handlers: dict[str, Handler] = {
             "help": self._help,
@@ -108,6 +114,7 @@ class CommandRouter:
             "compare": self._compare_runs,
             "runs": self._runs,
             "coverage": self._coverage_of,
+            "spend": self._spend_of,
         }
 
     async def handle(self, command: SlashCommand) -> None:
@@ -301,6 +308,22 @@ class CommandRouter:
             command.channel_id, chart, csv_file, coverage_comment(command.user_id)
         )
         return None if failed is None else chart_not_posted(failed, "coverage")
+
+    async def _spend_of(self, command: SlashCommand, args: str) -> str | None:
+        """The month's spend as a reply, then its chart and CSV in the channel, as coverage does."""
+        if self._spend is None:
+            raise UserInputError("spend is not available in this deployment")
+        spend = await self._spend.month(args)
+        for part in spend_text(spend, self._spend.budgets()):
+            await self._replies.ephemeral(command.response_url, part)
+        chart = await in_worker(spend_chart, spend)
+        if chart is None:
+            return None
+        csv_file = (f"spend-{spend.month}.csv", spend_chart_csv(spend))
+        failed = await self._post_chart(
+            command.channel_id, chart, csv_file, spend_comment(command.user_id, spend.month)
+        )
+        return None if failed is None else chart_not_posted(failed, "spend")
 
 
 def _words(exc: Exception, text: str) -> str:

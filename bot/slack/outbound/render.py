@@ -48,6 +48,7 @@ async def load_card(
         reason=request.reason,
         run=await load_run_card(session, runs.run_id_of(request.id), now),
         rerun_of=await _rerun_note(session, request),
+        budget_override_by=request.budget_override_by,
     )
     return request, view
 

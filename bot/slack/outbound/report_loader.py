@@ -13,6 +13,7 @@ from bot.domain.spec import Category, LaneRole, Mode
 from bot.domain.states import RunState
 from bot.domain.stats import LaneResult, PairOutcome
 from bot.domain.verdict import stored_verdict
+from bot.services.checks import RequestChecks
 from bot.slack.views.report import ReportView
 from bot.store.records import Lane, Run, RunRequest
 
@@ -38,6 +39,12 @@ def build_report_view(run: Run, request: RunRequest, lanes: Sequence[Lane]) -> R
         stopped_by=run.stopped_by,
         stop_reason=run.stop_reason,
         promotable=request.category == Category.STAGING.value and run.state is RunState.FINISHED,
+        estimate=RequestChecks.model_validate_json(request.checks_json).estimate,
+        wall_seconds=(
+            (run.finished_at - run.started_at).total_seconds()
+            if run.started_at is not None and run.finished_at is not None
+            else None
+        ),
     )
 
 

@@ -24,6 +24,7 @@ from bot.domain.words import plural
 from bot.services.checks import CheckLine, RequestChecks
 from bot.slack.ids import ActionId
 from bot.slack.inbound.payloads import decision_value
+from bot.slack.views.estimate import budget_lines_text, estimate_text
 from bot.slack.views.format import (
     CONTEXT_LIMIT,
     FIELD_LIMIT,
@@ -64,6 +65,7 @@ class CardView:
     reason: str | None = None
     run: RunCardView | None = None  # once approved, the card is the run's status card
     rerun_of: str | None = None  # "Rerun of #1: 2 failed, 0 errored lanes" when it reruns failures
+    budget_override_by: str | None = None  # who approved it past its monthly budget's block line
 
 
 def approval_card(card: CardView) -> list[Block]:
@@ -85,6 +87,7 @@ def approval_card(card: CardView) -> list[Block]:
             )
         )
     blocks += _checks(card.checks)
+    blocks += _spend(card)
     if card.change_note:
         blocks.append(_text(f":pencil2: {card.change_note}"))
     note = pending_note(card)
@@ -136,6 +139,21 @@ def _checks(checks: RequestChecks) -> list[Block]:
     if not lines:
         return []
     return [_text("*Preflight*\n" + "\n".join(lines))]
+
+
+def _spend(card: CardView) -> list[Block]:
+    """The estimate always; the budget lines while it waits for a decision (they are measured now), and
+    afterwards, loudly, who approved it past the block line. A request made before estimates were kept
+    (or by a bot without them) shows none, rather than a "no history" nobody looked for."""
+    lines = [estimate_text(card.checks.estimate)] if card.checks.estimate is not None else []
+    if card.state is RequestState.PENDING:
+        lines += budget_lines_text(card.checks.budget)
+    elif card.budget_override_by:
+        lines.append(
+            f":rotating_light: *BUDGET OVERRIDE*: approved past the monthly budget's block line by "
+            f"{user(card.budget_override_by)}; the budget does not drain this run."
+        )
+    return [_text("\n".join(lines))] if lines else []
 
 
 def check_lines(checks: RequestChecks) -> list[str]:

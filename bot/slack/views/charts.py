@@ -26,6 +26,7 @@ from bot.domain.chart_data import (
 from bot.domain.compare import Comparison
 from bot.domain.coverage import Coverage
 from bot.domain.mrkdwn import clip
+from bot.domain.spend import DIMENSIONS, MonthSpend
 from bot.domain.stats import PairOutcome
 
 if TYPE_CHECKING:
@@ -413,4 +414,60 @@ def coverage_chart_csv(result: Coverage) -> str:
                 s.deficit.mcp,
             ]
         )
+    return out.getvalue()
+
+
+SPEND_BARS = 8  # per panel, biggest first; the CSV has the rest
+SPEND_HEIGHT_IN = 6.0  # 960 × 720 px: four panels need more height than one
+LABEL_CHARS = 28
+
+
+def spend_chart(spend: MonthSpend) -> Chart | None:
+    """`/csb spend`: the month's cost by category, model, suite and config, four bar panels; None when
+    no lane finished in the month (nothing to draw)."""
+    if not spend.lanes:
+        return None
+    alt = "; ".join(
+        f"{dimension}: "
+        + ", ".join(f"{item.name} ${item.cost_usd:,.2f}" for item in spend.by[dimension][:SPEND_BARS])
+        for dimension in DIMENSIONS
+    )
+    return Chart(
+        f"spend-{spend.month}.png",
+        f"Spend in {spend.month}: ${spend.cost_usd:,.2f}",
+        clip(
+            f"Recorded lane cost in {spend.month} (UTC), ${spend.cost_usd:,.2f} in all. {alt}", ALT_TEXT_LIMIT
+        ),
+        png(spend_figure(spend)),
+    )
+
+
+def spend_figure(spend: MonthSpend) -> Figure:
+    figure = _figure()
+    figure.set_size_inches(WIDTH_IN, SPEND_HEIGHT_IN)
+    figure.subplots_adjust(left=0.2, right=0.97, bottom=0.08, top=0.9, wspace=0.75, hspace=0.45)
+    figure.suptitle(f"Recorded lane cost in {spend.month} (UTC): ${spend.cost_usd:,.2f}", fontsize=10)
+    for axes, dimension in zip(figure.subplots(2, 2).flat, DIMENSIONS, strict=True):
+        items = list(spend.by[dimension][:SPEND_BARS])[::-1]  # the biggest at the top
+        names = [_label(item.name) for item in items]
+        axes.barh(names, [item.cost_usd for item in items], color=BASELINE_COLOUR, hatch="//")
+        axes.set_title(f"by {dimension}", fontsize=9)
+        axes.set_xlabel("US dollars", fontsize=8)
+        axes.tick_params(labelsize=7)
+    return figure
+
+
+def _label(name: str) -> str:
+    return name if len(name) <= LABEL_CHARS else "…" + name[-(LABEL_CHARS - 1) :]
+
+
+def spend_chart_csv(spend: MonthSpend) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["month", "dimension", "name", "lanes", "lanes_with_cost", "cost_usd"])
+    for dimension in DIMENSIONS:
+        for item in spend.by[dimension]:
+            writer.writerow(
+                [spend.month, dimension, item.name, item.lanes, item.priced, f"{item.cost_usd:.4f}"]
+            )
     return out.getvalue()

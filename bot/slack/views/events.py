@@ -13,6 +13,7 @@ from typing import Any
 from bot.domain import events
 from bot.domain.events import (
     AfterBatchRan,
+    BudgetDrained,
     Event,
     ExecutorAway,
     ExecutorBack,
@@ -59,6 +60,18 @@ def run_voided(event: RunVoided) -> str:
         f":no_entry: Run #{event.run_id} did not start: {event.note} ({escape(event.drift)}). "
         f"{plural(event.dropped, 'lane')} {agree(event.dropped, 'was', 'were')} dropped before launch; "
         "request it again to run the current tasks."
+    )
+
+
+def budget_drained(event: BudgetDrained) -> str:
+    scope = f"`{escape(event.name)}` runs" if event.scope == "category" else f"runs of `{escape(event.name)}`"
+    queued = f"{plural(event.dropped, 'queued lane')} dropped"
+    running = plural(event.running, "running lane")
+    return (
+        f":double_vertical_bar: *Over budget*: {scope} have spent ${event.spent_usd:,.2f} in {event.month}, "
+        f"past the block line of ${event.block_usd:,.2f} (budget ${event.budget_usd:,.2f}), so the bot "
+        f"is draining run #{event.run_id}. No new pairs start ({queued}); {running} "
+        f"{agree(event.running, 'finishes', 'finish')}."
     )
 
 
@@ -147,6 +160,7 @@ EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
     RunPaused: run_paused,
     RunVoided: run_voided,
     RunStopped: run_stopped,
+    BudgetDrained: budget_drained,
     RunResumed: run_resumed,
     AfterBatchRan: after_batch,
     NotInChannel: not_in_channel,

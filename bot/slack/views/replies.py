@@ -15,6 +15,7 @@ from bot.services.checks import RequestChecks
 from bot.services.queries import RunProgress
 from bot.services.refusals import REFUSED
 from bot.slack.views.approval_card import check_lines
+from bot.slack.views.estimate import budget_lines_text, estimate_text
 from bot.slack.views.format import SECTION_LIMIT, chunk_lines, code, shown, suite_text, user, when
 from bot.slack.views.run_card import eta_text
 from bot.store.records import AuditEvent
@@ -59,6 +60,8 @@ def plan_text(spec: RunSpec, checks: RequestChecks, launch: LaunchConfig) -> lis
             "(An MCP lane, and an artifact baseline, runs a copy of its task with its Dockerfile variant "
             f"(e.g. `environment/{SG_ONLY}`) swapped in, with its own `--job-name`.)"
         )
+    if checks.estimate is not None:  # what the card would show of cost and budget
+        lines += [estimate_text(checks.estimate), *budget_lines_text(checks.budget)]
     lines += ["*Preflight*", *check_lines(checks)]
     if checks.blocking_reasons:
         lines.append(":x: As it stands this request could not be approved.")

@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.domain.causes import CauseGroup, group_causes, pair_causes
+from bot.domain.estimate import RunEstimate
 from bot.domain.slack_limits import MAX_HEADER_TEXT, MAX_MESSAGE_BLOCKS, MAX_OPTION_TEXT, MAX_SELECT_OPTIONS
 from bot.domain.spec import LaneRole
 from bot.domain.states import UNSCORED_LANE_STATES, LaneStatus
@@ -47,6 +48,7 @@ from bot.domain.stats import (
 from bot.domain.verdict import Category
 from bot.slack.ids import ActionId
 from bot.slack.views.causes import cause_lines
+from bot.slack.views.estimate import estimate_vs_actual
 from bot.slack.views.format import CONTEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, user
 from bot.slack.views.integrity import integrity_lines, invalidity_words
 from bot.slack.views.lane_reason import reason_words
@@ -82,6 +84,8 @@ class ReportView:
     stopped_by: str | None = None
     stop_reason: str | None = None
     promotable: bool = False  # a finished staging run: `Promote to official` (authorised at click time)
+    estimate: RunEstimate | None = None  # what the approval card showed; None for a request made before
+    wall_seconds: float | None = None  # from the run's start to its end
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,18 @@ def _heading(view: ReportView) -> list[Block]:
             "the figures below cover only what ran."
         )
         blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(note, SECTION_LIMIT))))
+    against = estimate_vs_actual(view.estimate, _cost(view.pairs), view.wall_seconds)
+    if against:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=clip(against, CONTEXT_LIMIT))]))
     return blocks
+
+
+def _cost(pairs: Sequence[PairOutcome]) -> float | None:
+    """What the run's lanes recorded, summed; None when none reported a cost."""
+    costs = [
+        lane.cost_usd for pair in pairs for lane in (pair.baseline, pair.mcp) if lane.cost_usd is not None
+    ]
+    return sum(costs) if costs else None
 
 
 def _statistics(view: ReportView, overall: PairedSummary | None, curation: list[str]) -> list[Block]:
