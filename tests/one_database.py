@@ -25,6 +25,7 @@ ONE_DATABASE_MODULES = frozenset(
         "test_lane_verdicts",
         "test_e2e_compare",
         "test_e2e_named_tasks",
+        "test_e2e_spend",
     }
 )
 DATABASES = ("sqlite", "postgresql")
