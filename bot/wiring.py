@@ -17,6 +17,7 @@ from bot.domain.redact import RedactingFilter, Redactor
 from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.engine.promotion_runner import HOLD_ENV
+from bot.services.accounts import AccountService
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.compare import CompareService
@@ -115,6 +116,7 @@ def build_bot(
     catalog = Catalog(repo)
     client = client or create_client(settings)
     launch = settings.launch_config(config, environ)
+    bot_home = launch.base_env.get("HOME", os.path.expanduser("~"))  # account homes and CSB's usage cache
     engine = build_engine(
         store,
         launch,
@@ -164,6 +166,7 @@ def build_bot(
         promotion_gate=promotion_gate,
         compare=compare,
         coverage=CoverageService(store, repo, config.policy, requests, clock),
+        accounts=AccountService(store, checks, config.policy, config.engine, clock, bot_home),
         client=client,
     )
     replays = ReplayGuard(store, clock)

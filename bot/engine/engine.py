@@ -85,6 +85,7 @@ class Engine:
                 self._unreconciled = (await self._reconciler.reconcile()).pending > 0
             judged = await self._watcher.judge(await self._watcher.observe())
             await self._dispatcher.refresh_ready_homes()
+            await self._dispatcher.refresh_usage()
             await self._dispatcher.check_executor()
             now = self._clock.now()
             async with self._store.write() as session:  # one transaction: settle, close, claim

@@ -21,7 +21,7 @@ from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
 from bot.domain.states import RunState
-from bot.engine.attempt_end import STOP_CANCEL, STOP_TIMEOUT
+from bot.engine.attempt_end import RETRY_STOPS, STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.lane_ref import lane_ref
 from bot.engine.settle import Ending, apply, decide
@@ -139,6 +139,8 @@ class Watcher:
             return STOP_CANCEL
         if now - lane.started_at > timedelta(seconds=lane.timeout_sec):
             return STOP_TIMEOUT
+        if lane.stop_wanted in RETRY_STOPS:
+            return lane.stop_wanted
         return None
 
     @property

@@ -13,6 +13,7 @@ class ActionId(StrEnum):
     RERUN_FAILED = "run.rerun_failed"
     RUN_REST = "run.run_rest"
     PROMOTE = "run.promote"  # `Promote to official` under a finished staging run's report
+    STOP_RETRY = "lane.stop_retry"  # `Stop and retry` on a stalled lane's note; the value is the lane id
     PROMOTION_APPROVE = "promotion.approve"
     PROMOTION_REJECT = "promotion.reject"
 

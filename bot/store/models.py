@@ -122,7 +122,12 @@ class Lane(SQLModel, table=True):
     # Carried in the process's environment (CSB_BOT_LANE), so a restarted bot finds the process even
     # when it was killed between spawning it and recording its pid.
     marker: str | None = None
-    stop_kind: str | None = None  # "timeout" or "cancel" once the engine has sent SIGINT
+    stop_kind: str | None = None  # "timeout", "cancel", "drain" or "stall" once the engine has sent SIGINT
+    # A stop someone asked for, carried out by the engine's next look: "drain" (its account was drained
+    # with --stop) or "stall" (Stop and retry); either ends the attempt as an infrastructure failure.
+    stop_wanted: str | None = None
+    stall_noted: int | None = None  # the attempt whose stall was told in the thread (once per attempt)
+    long_noted: int | None = None  # the attempt named on the card as past its share of the time limit
     stop_sent_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     killed_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     # CSB's verdicts on the trial, stored when the lane ends (None: no trial, or ended before they were kept).
@@ -148,6 +153,22 @@ class Account(SQLModel, table=True):
     turn: int = 0  # round robin: the lowest turn goes next
     rested_until: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     rest_reason: str | None = None
+    # `/csb drain-account`: no new lane starts here while set (every replica reads it at each claim).
+    drained_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    drained_by: str | None = None
+
+
+class AccountEvent(SQLModel, table=True):
+    """Append-only: who drained or undrained an account, when (an account belongs to no request)."""
+
+    __tablename__ = "account_events"
+
+    id: int | None = Field(default=None, primary_key=True)
+    home: str = Field(index=True)
+    action: str
+    actor: str
+    at: datetime = Field(sa_column=_time())
+    detail: str | None = None
 
 
 class Lease(SQLModel, table=True):
