@@ -23,6 +23,7 @@ from bot.services.checks import CheckRunner
 from bot.services.compare import CompareService
 from bot.services.coverage import CoverageService
 from bot.services.home import HomeService
+from bot.services.lane_restart import LaneRestartService
 from bot.services.promotion import PromotionService
 from bot.services.promotion_gate import PromotionGate
 from bot.services.queries import QueryService
@@ -172,7 +173,8 @@ def build_bot(
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
-    clicks = RunControlClicks(control, replies, directory, client, replays, requests)
+    restarts = LaneRestartService(store, config.policy, clock)
+    clicks = RunControlClicks(control, replies, directory, client, replays, requests, restarts)
     identity = SlackIdentity(client, settings.slack_api_url)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(

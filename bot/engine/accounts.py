@@ -8,6 +8,7 @@ from dataclasses import dataclass
 # Where CSB keeps its accounts and how their tokens are read: `bot.csb.account_homes`, named here too.
 from bot.csb.account_homes import CREDENTIALS as CREDENTIALS
 from bot.csb.account_homes import PICK_MIN_MINUTES as PICK_MIN_MINUTES
+from bot.csb.account_homes import account_name as account_name
 from bot.csb.account_homes import discover_homes as discover_homes
 from bot.csb.account_homes import token_minutes as token_minutes
 from bot.csb.account_homes import usable as usable

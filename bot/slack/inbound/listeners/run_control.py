@@ -1,4 +1,5 @@
-"""`Cancel` on the status card (a modal asks how and why) and `Rerun failed` on the final report."""
+"""`Cancel` on the status card (a modal asks how and why), `Rerun failed` on the final report and
+`Stop and retry` on a stalled lane's note."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.limits import REASON_CHARS
 from bot.domain.states import LaneStatus
 from bot.services.control_args import CATEGORY_A
+from bot.services.lane_restart import LaneRestartService
 from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
@@ -70,7 +72,9 @@ class RunControlClicks:
         client: AsyncWebClient,
         replays: ReplayGuard,
         requests: RunRequestService,
+        restarts: LaneRestartService,
     ) -> None:
+        self._restarts = restarts
         self._replays = replays
         self._requests = requests  # who may act from where: the rule of `/csb status`
         self._control = control
@@ -155,6 +159,22 @@ class RunControlClicks:
             trigger_id=click.trigger_id,
         )
 
+    async def stop_and_retry(self, click: ButtonClick) -> None:
+        """`Stop and retry` on a stalled lane's note (its value the lane id): for whoever may cancel the
+        run, from where they may see it; the thread note that follows is the answer."""
+        if not await self._first_time(click):
+            return
+        await answering(
+            lambda: self._stop_and_retry(click),
+            lambda text: self._replies.ephemeral(click.response_url, text),
+        )
+
+    async def _stop_and_retry(self, click: ButtonClick) -> None:
+        actor = await self._directory.actor(click.user_id)
+        request_id = await self._restarts.request_of(click.row_id)
+        await self._requests.authorize_sight(request_id, actor, click.channel_id, "stop and retry a lane")
+        await self._restarts.stop_and_retry(click.row_id, actor)
+
     async def _first_time(self, click: ButtonClick) -> bool:
         """A replayed signed click (same user, element and action_ts) is ignored."""
         return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
@@ -175,6 +195,10 @@ def register(app: AsyncApp, clicks: RunControlClicks, listen: Prologue) -> None:
     @app.action(ActionId.RERUN_FAILED.value)
     async def on_rerun_failed(ack: AsyncAck, body: dict[str, Any]) -> None:
         await listen.run(ack, body, lambda: clicks.rerun_failed(ButtonClick.from_body(body)))
+
+    @app.action(ActionId.STOP_RETRY.value)
+    async def on_stop_retry(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await listen.run(ack, body, lambda: clicks.stop_and_retry(ButtonClick.from_body(body)))
 
     @app.action(ActionId.RUN_REST.value)
     async def on_run_rest(ack: AsyncAck, body: dict[str, Any]) -> None:
