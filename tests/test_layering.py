@@ -264,6 +264,10 @@ SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
         "CSB's curation rules, and the report's words for them",
     ),
     "lease.py": (frozenset({"engine/lease.py", "store/lease.py"}), "the timer lease: its heartbeat, its row"),
+    "orphans.py": (
+        frozenset({"engine/orphans.py", "probes/orphans.py", "store/orphans.py"}),
+        "marked lane processes no running lane owns: the engine's look, its check, their rows",
+    ),
     "pacing.py": (
         frozenset({"slack/outbound/pacing.py", "store/pacing.py"}),
         "Slack's rate budgets: how delivery keeps them, the rows that count them",

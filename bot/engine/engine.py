@@ -20,6 +20,7 @@ from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
 from bot.engine.lease import LeaseKeeper
+from bot.engine.orphans import OrphanWatch
 from bot.engine.pinning import LaunchPins
 from bot.engine.promotion_runner import PromotionRunner
 from bot.engine.reconcile import Reconciler
@@ -50,7 +51,9 @@ class Engine:
         promotions: PromotionRunner,
         *,
         eager: bool,
+        orphans: OrphanWatch | None = None,
     ) -> None:
+        self._orphans = orphans  # marked processes no running lane owns, looked for on this host
         self._store = store
         self._clock = clock
         self._dispatcher = dispatcher
@@ -98,6 +101,8 @@ class Engine:
             await self._dispatcher.launch(batch.claims)
             await self._start_queued(batch.unpinned)
             await self.promotions.start_approved()
+            if self._orphans is not None:
+                await self._orphans.look(now)
 
     async def _start_queued(self, unpinned: int | None) -> None:
         """Pin each queued run that reached free slots, then claim again; a run is checked once a tick,

@@ -18,6 +18,7 @@ from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.lease import LeaseKeeper
+from bot.engine.orphans import OrphanWatch
 from bot.engine.pinning import LaunchPins
 from bot.engine.promotion_runner import PromotionRunner
 from bot.engine.reconcile import Reconciler
@@ -69,4 +70,5 @@ def build_engine(
         after_batch,
         promotions,
         eager=eager,
+        orphans=OrphanWatch(store, launch.repo, lease.claimant.host),
     )

@@ -171,6 +171,19 @@ class AccountEvent(SQLModel, table=True):
     detail: str | None = None
 
 
+class OrphanProcess(SQLModel, table=True):
+    """A process carrying a lane marker that belongs to no running lane, as the engine last found it on
+    its host (replaced at each look); shown to admins in App Home."""
+
+    __tablename__ = "orphan_processes"
+
+    marker: str = Field(primary_key=True)
+    host: str = Field(index=True)
+    pid: int
+    job: str | None = None  # the lane attempt's `--job-name`, read from its command line
+    seen_at: datetime = Field(sa_column=_time())
+
+
 class Lease(SQLModel, table=True):
     """Who runs the timers: one row per duty, renewed by its holder's heartbeat, taken over when expired."""
 

@@ -253,6 +253,21 @@ class AccountEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class OrphanProcess:
+    """A marked process no running lane owns (see `store.orphans`)."""
+
+    marker: str
+    host: str
+    pid: int
+    job: str | None
+    seen_at: datetime
+
+    @classmethod
+    def from_row(cls, row: models.OrphanProcess) -> Self:
+        return cls(**_values(cls, row))
+
+
+@dataclass(frozen=True, slots=True)
 class Lease:
     """Who holds a duty, until when."""
 

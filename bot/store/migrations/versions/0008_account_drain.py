@@ -1,4 +1,5 @@
-"""Accounts drained by `/csb drain-account`, their audit trail, and the lane columns of the stall watchdog.
+"""Accounts drained by `/csb drain-account`, their audit trail, the lane columns of the stall watchdog, and
+the orphaned lane processes the engine finds.
 
 Revision ID: 0008
 Revises: 0007
@@ -37,9 +38,22 @@ def upgrade() -> None:
             sa.PrimaryKeyConstraint("id"),
         )
         op.create_index(op.f("ix_account_events_home"), "account_events", ["home"], unique=False)
+    if not inspector.has_table("orphan_processes"):
+        op.create_table(
+            "orphan_processes",
+            sa.Column("marker", _TEXT, nullable=False),
+            sa.Column("host", _TEXT, nullable=False),
+            sa.Column("pid", sa.Integer(), nullable=False),
+            sa.Column("job", _TEXT, nullable=True),
+            sa.Column("seen_at", _TIME, nullable=False),
+            sa.PrimaryKeyConstraint("marker"),
+        )
+        op.create_index(op.f("ix_orphan_processes_host"), "orphan_processes", ["host"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_orphan_processes_host"), table_name="orphan_processes")
+    op.drop_table("orphan_processes")
     op.drop_index(op.f("ix_account_events_home"), table_name="account_events")
     op.drop_table("account_events")
     for table, columns in (("lanes", _LANE_COLUMNS), ("accounts", _ACCOUNT_COLUMNS)):
