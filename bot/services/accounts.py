@@ -30,7 +30,7 @@ from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox
 from bot.store.db import Store
 from bot.store.lanes import StopAsked
-from bot.store.records import AccountEvent
+from bot.store.records import Account, AccountEvent
 
 log = logging.getLogger(__name__)
 
@@ -91,38 +91,43 @@ class AccountService:
             rows = {account.home: account for account in await accounts.all_accounts(session)}
             running = (await lanes.running_counts(session)).by_account
             events = await accounts.last_events(session, limit=5)
-        shown = []
-        for home in dict.fromkeys([*pool_homes, *(h for h in rows if h in running)]):
-            account = rows.get(home)
-            held = None
-            if account is not None:
-                held = why_held(
-                    account,
-                    now,
-                    fallback=fallback,
-                    ready=None,
-                    usage=cache,
-                    limit=self._config.max_utilization,
-                )
-            elif not fallback and token_minutes(home, now) is None:
-                held = AccountHeld(name=account_name(home), why="expired")
-            shown.append(
-                AccountRow(
-                    name=account_name(home),
-                    token_minutes=await asyncio.to_thread(token_minutes, home, now),
-                    lanes_running=running.get(home, 0),
-                    usage=cache.shown(account_name(home)),
-                    held=held,
-                )
-            )
+        homes = list(dict.fromkeys([*pool_homes, *(home for home in rows if home in running)]))
+        # Each account's token is a file: read in a worker thread, not on the event loop.
+        shown = await asyncio.to_thread(self._rows, homes, rows, running, fallback, cache, now)
         return AccountsOverview(
             health=health,
-            rows=tuple(shown),
+            rows=shown,
             cache=cache,
             max_utilization=self._config.max_utilization,
             fallback=fallback,
             events=tuple(events),
         )
+
+    def _rows(
+        self,
+        homes: list[str],
+        rows: dict[str, Account],
+        running: dict[str, int],
+        fallback: bool,
+        cache: UsageCache,
+        now: datetime,
+    ) -> tuple[AccountRow, ...]:
+        """One row per account; an account the engine has not written a row for yet is neither drained
+        nor resting."""
+        shown = []
+        for home in homes:
+            account = rows.get(home) or Account(home, 0, None, None, None, None)
+            limit = self._config.max_utilization
+            shown.append(
+                AccountRow(
+                    name=account_name(home),
+                    token_minutes=token_minutes(home, now),
+                    lanes_running=running.get(home, 0),
+                    usage=cache.shown(account_name(home)),
+                    held=why_held(account, now, fallback=fallback, ready=None, usage=cache, limit=limit),
+                )
+            )
+        return tuple(shown)
 
     async def drain(self, name: str, actor: Actor, *, stop: bool) -> DrainDone:
         """No new lane on the account, on every replica; with `stop`, its running lanes are stopped and
