@@ -189,7 +189,8 @@ def _parser() -> argparse.ArgumentParser:
         "the CSB checkout (task file, configs, every task folder); Harbor (version, the lane command,\n"
         "a sample of task.toml files); the MCP lane's credentials; Docker (when HARBOR_ENV is Docker);\n"
         "free disk under runs/ (5 GB blocks, 20 GB recommended); account homes with live tokens; the\n"
-        "Ray head and a node offering CSB_RAY_LANE_RESOURCE (with CSB_EXECUTOR=ray).",
+        "Ray head and a node offering CSB_RAY_LANE_RESOURCE (with CSB_EXECUTOR=ray); orphaned lane\n"
+        "processes on this host (a warning each).",
         epilog=_CHECK_ENV,
         formatter_class=_Help,
     )

@@ -26,6 +26,7 @@ from sqlalchemy.exc import ArgumentError
 from bot.csb.child_env import ChildEnvConfig, child_environ
 from bot.csb.docker_daemon import PING_TIMEOUT_SEC
 from bot.csb.harbor_run import LaunchConfig
+from bot.csb.usage_cache import USAGE_CACHE
 from bot.default_paths import DEFAULT_CONFIG, DEFAULT_DATABASE, EXAMPLE_BENCH, PROJECT_ROOT
 from bot.domain.errors import InfraError
 from bot.domain.policy import PolicyConfig
@@ -74,6 +75,16 @@ class EngineConfig(BaseModel):
     # Task ids `/csb run --tasks` takes at once: a quick rerun of a few tasks; more belong in a suite
     # or a selection file, whose card is reviewed as one.
     quick_rerun_max_tasks: int = Field(default=20, ge=1, le=1000)
+    # CSB's usage cache (fetch_usage.py's; `~` is the bot's HOME): older than `usage_stale_sec` it is shown
+    # as stale and not used. A new lane avoids an account whose 5-hour or 7-day utilisation (percent) is
+    # at or above `max_utilization`; 100 never avoids one for its utilisation.
+    usage_cache: str = USAGE_CACHE
+    usage_stale_sec: float = Field(default=3600, gt=0)
+    max_utilization: float = Field(default=95, gt=0, le=100)
+    # The stall watchdog: a running lane whose log and trial folder have not changed for this long gets
+    # one note with Stop and retry; a lane past `long_lane_share` of its time limit is named on its card.
+    stall_after_sec: float = Field(default=30 * 60, gt=0)
+    long_lane_share: float = Field(default=0.8, gt=0, le=1)
 
 
 class NotifierConfig(BaseModel):

@@ -17,11 +17,13 @@ from bot.domain.redact import RedactingFilter, Redactor
 from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
 from bot.engine.promotion_runner import HOLD_ENV
+from bot.services.accounts import AccountService
 from bot.services.approvals import ApprovalService
 from bot.services.checks import CheckRunner
 from bot.services.compare import CompareService
 from bot.services.coverage import CoverageService
 from bot.services.home import HomeService
+from bot.services.lane_restart import LaneRestartService
 from bot.services.promotion import PromotionService
 from bot.services.promotion_gate import PromotionGate
 from bot.services.queries import QueryService
@@ -118,6 +120,7 @@ def build_bot(
     catalog = Catalog(repo)
     client = client or create_client(settings)
     launch = settings.launch_config(config, environ)
+    bot_home = launch.base_env.get("HOME", os.path.expanduser("~"))  # account homes and CSB's usage cache
     engine = build_engine(
         store,
         launch,
@@ -172,13 +175,15 @@ def build_bot(
         compare=compare,
         coverage=coverage,
         spend=spend,
+        accounts=AccountService(store, checks, config.policy, config.engine, clock, bot_home),
         client=client,
     )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
     inflight = InFlight()
     task_reruns = TaskRerunService(store, requests)
-    clicks = RunControlClicks(control, replies, directory, client, replays, requests, task_reruns)
+    restarts = LaneRestartService(store, config.policy, clock)
+    clicks = RunControlClicks(control, replies, directory, client, replays, requests, task_reruns, restarts)
     identity = SlackIdentity(client, settings.slack_api_url)
     socket_mode = settings.slack_app_token is not None  # envelopes may come twice: act on one
     app = create_app(

@@ -131,7 +131,12 @@ async def running_bot(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness
     clock = ManualClock()
     slack_timeout = overrides.pop("slack_timeout", None)  # seconds a Web API call may take
     settings = make_settings(tmp_path, repo, f"{slack_url}/api/", **overrides)
-    environ = {**os.environ, "SOURCEGRAPH_ACCESS_TOKEN": "sgp_test_not_a_real_token"}
+    # `environ`: more of the bot's environment (say a HOME holding account homes and CSB's usage cache).
+    environ = {
+        **os.environ,
+        "SOURCEGRAPH_ACCESS_TOKEN": "sgp_test_not_a_real_token",
+        **overrides.pop("environ", {}),
+    }
     client = create_client(settings, slack_timeout) if slack_timeout else None
     bot = build_bot(settings, clock=clock, client=client, environ=environ, eager_notifier=False)
     bot_server = TestServer(build_web_app(bot, timers=False), host="127.0.0.1")

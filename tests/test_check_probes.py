@@ -42,7 +42,7 @@ def test_json_lists_every_probe_and_the_verdict(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert document["ok"] is True
     names = [probe["name"] for probe in document["probes"]]
-    expected = "settings database slack checkout harbor credentials docker disk accounts executor"
+    expected = "settings database slack checkout harbor credentials docker disk accounts executor orphans"
     assert names == expected.split()
     assert {line["mark"] for probe in document["probes"] for line in probe["lines"]} <= {"ok", "note", "fail"}
 

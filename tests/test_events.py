@@ -8,10 +8,15 @@ import pytest
 from bot.domain import events
 from bot.domain.events import (
     EVENT_TYPES,
+    AccountHeld,
+    AccountsFree,
+    AccountsHeld,
     AfterBatchRan,
     BudgetDrained,
     ExecutorAway,
     ExecutorBack,
+    LaneRestarted,
+    LaneStalled,
     NotInChannel,
     PauseCause,
     PromotionEnded,
@@ -22,7 +27,7 @@ from bot.domain.events import (
     RunVoided,
     StillWaiting,
 )
-from bot.slack.views.events import EVENT_VIEWS, event_text, stored_text
+from bot.slack.views.events import EVENT_VIEWS, STOP_AND_RETRY, event_text, stored_blocks, stored_text
 
 PAUSED = RunPaused(
     run_id=3,
@@ -76,6 +81,19 @@ SAMPLES = [
         dropped=0,
         running=2,
     ),
+    AccountsHeld(
+        accounts=(
+            AccountHeld(name="account1", why="drained", detail="U9"),
+            AccountHeld(name="account2", why="utilisation", detail="97.0% 5-hour, 40.0% 7-day"),
+            AccountHeld(name="account3", why="expired"),
+        )
+    ),
+    AccountsFree(),
+    LaneStalled(
+        run_id=3, lane_id=12, task_id="t1", role="mcp", attempt=2, account="account2", quiet_sec=1860
+    ),
+    LaneRestarted(run_id=3, user="U9", lanes=("t1/mcp", "t2/baseline"), account="account2"),
+    LaneRestarted(run_id=3, user="U9", lanes=("t1/mcp",)),
 ]
 
 
@@ -166,3 +184,26 @@ def test_the_views_word_events_as_the_thread_showed_them() -> None:
         "4 of 5 lane attempts failed on infrastructure: api_rate_limit ×3, crash ×1, "
         "last: Docker daemon is not running"
     )
+
+
+def test_the_account_and_stall_events_say_why_and_the_stall_note_carries_its_button() -> None:
+    held, free, stalled, drained, retried = (event_text(event) for event in SAMPLES[-5:])
+    assert held == (
+        ":hourglass: Lanes of this run wait to start: no account may take a new lane now.\n"
+        "• `account1`: drained by <@U9>\n"
+        "• `account2`: at or above the utilisation limit (97.0% 5-hour, 40.0% 7-day)\n"
+        "• `account3`: its token has expired (or has under 5 minutes left)\n"
+        "They start as soon as one may (`/csb accounts` shows each account)."
+    )
+    assert free == ":arrow_forward: Lanes start again: an account may take them."
+    assert stalled.startswith(
+        ":warning: Lane `t1/mcp` (attempt 2) on `account2` has not changed its log or trial folder for "
+        "31 min."
+    )
+    assert "off the drained account `account2`" in drained and "2 lanes (`t1/mcp`, `t2/baseline`)" in drained
+    assert "stopped 1 lane (`t1/mcp`) as stalled" in retried
+    section, actions = stored_blocks(events.dump(SAMPLES[-3]))
+    assert section.to_dict()["text"]["text"] == stalled
+    button = actions.to_dict()["elements"][0]
+    assert button["text"]["text"] == STOP_AND_RETRY and button["value"] == "12"
+    assert len(stored_blocks(events.dump(AccountsFree()))) == 1  # other notes carry no button

@@ -217,8 +217,17 @@ def test_domain_does_no_io() -> None:
 # it lives and why; any other repeat, or a third file under a listed name, fails.
 SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
     "accounts.py": (
-        frozenset({"engine/accounts.py", "probes/accounts.py", "store/accounts.py"}),
-        "Claude account homes: the slot pool that hands them to lanes, their check, their table",
+        frozenset(
+            {
+                "engine/accounts.py",
+                "probes/accounts.py",
+                "services/accounts.py",
+                "slack/views/accounts.py",
+                "store/accounts.py",
+            }
+        ),
+        "Claude account homes: the slot pool that hands them to lanes, their check, `/csb accounts` and "
+        "the drain (service and words), their table",
     ),
     "approvals.py": (frozenset({"services/approvals.py", "store/approvals.py"}), "the approval gate"),
     "base.py": (
@@ -263,6 +272,10 @@ SAME_IDEA: dict[str, tuple[frozenset[str], str]] = {
         "CSB's curation rules, and the report's words for them",
     ),
     "lease.py": (frozenset({"engine/lease.py", "store/lease.py"}), "the timer lease: its heartbeat, its row"),
+    "orphans.py": (
+        frozenset({"engine/orphans.py", "probes/orphans.py", "store/orphans.py"}),
+        "marked lane processes no running lane owns: the engine's look, its check, their rows",
+    ),
     "pacing.py": (
         frozenset({"slack/outbound/pacing.py", "store/pacing.py"}),
         "Slack's rate budgets: how delivery keeps them, the rows that count them",

@@ -145,6 +145,9 @@ COMPARE_USAGE = "/csb compare <run|official> <run|official> [--lane baseline|mcp
 RUNS_USAGE = "/csb runs [--suite S] [--model M] [--last N]"
 COVERAGE_USAGE = "/csb coverage [suite…] [--model M] [--target N] [--staging] [--fill | --plan]"
 SPEND_USAGE = "/csb spend [YYYY-MM]"
+DRAIN_ACCOUNT_USAGE = "/csb drain-account <name> [--stop]"
+UNDRAIN_ACCOUNT_USAGE = "/csb undrain-account <name>"
+STOP_FLAG = "--stop"  # `/csb drain-account`: also stop its running lanes and retry them elsewhere
 DRAIN_FLAG = "--drain"  # `/csb cancel`: start no more lanes, let the running ones end
 ONLY_FLAG = "--only"  # `/csb rerun`: which lanes' tasks to run again
 INVALID = "invalid"  # `--only invalid`: the pairs CSB's curation rules left out of the statistics
@@ -175,6 +178,8 @@ GRAMMAR: tuple[Subcommand, ...] = (  # in the order `/csb help` lists them
     Subcommand("rerun", RERUN_USAGE, synopsis="/csb rerun <run> [--only …]"),
     Subcommand("audit", AUDIT_USAGE),
     Subcommand("accounts", "/csb accounts"),
+    Subcommand("drain-account", DRAIN_ACCOUNT_USAGE),
+    Subcommand("undrain-account", UNDRAIN_ACCOUNT_USAGE),
     Subcommand("promote", PROMOTE_USAGE),
     Subcommand("official", OFFICIAL_USAGE),
     Subcommand("compare", COMPARE_USAGE),

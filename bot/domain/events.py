@@ -33,6 +33,52 @@ class ExecutorAway(_Event):
     why: str
 
 
+class AccountHeld(_Event):
+    """Why one account takes no new lane now: `drained` (by `detail`), `resting` (after a rate limit),
+    `expired` (its token), `not_ready` (CSB's account_health.py), `utilisation` (`detail`: the figure)."""
+
+    name: str
+    why: str
+    detail: str | None = None
+
+
+class AccountsHeld(_Event):
+    """The run has lanes waiting because no account may take one; told once until an account may."""
+
+    kind: Literal["accounts_held"] = "accounts_held"
+    accounts: tuple[AccountHeld, ...]
+
+
+class AccountsFree(_Event):
+    """An account may take lanes again after the run was told none could."""
+
+    kind: Literal["accounts_free"] = "accounts_free"
+
+
+class LaneStalled(_Event):
+    """A running lane whose log and trial folder have not changed for `quiet_sec`: its note carries Stop and
+    retry (the button's value is the lane id)."""
+
+    kind: Literal["lane_stalled"] = "lane_stalled"
+    run_id: int
+    lane_id: int
+    task_id: str
+    role: str
+    attempt: int
+    account: str | None = None
+    quiet_sec: int
+
+
+class LaneRestarted(_Event):
+    """Someone stopped a lane to retry it (Stop and retry, or a drain with --stop)."""
+
+    kind: Literal["lane_restarted"] = "lane_restarted"
+    run_id: int
+    user: str
+    lanes: tuple[str, ...]  # `<task>/<role>`
+    account: str | None = None  # set for a drain: the account they leave
+
+
 class PauseCause(_Event):
     """One of CSB's fingerprints behind a pause: how many lanes, and the catalog's label and advice."""
 
@@ -177,7 +223,11 @@ Event = Annotated[
     | NotInChannel
     | RequestEdited
     | StillWaiting
-    | PromotionEnded,
+    | PromotionEnded
+    | AccountsHeld
+    | AccountsFree
+    | LaneStalled
+    | LaneRestarted,
     Field(discriminator="kind"),
 ]
 EVENT_TYPES: tuple[type[BaseModel], ...] = (
@@ -193,6 +243,10 @@ EVENT_TYPES: tuple[type[BaseModel], ...] = (
     RequestEdited,
     StillWaiting,
     PromotionEnded,
+    AccountsHeld,
+    AccountsFree,
+    LaneStalled,
+    LaneRestarted,
 )
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

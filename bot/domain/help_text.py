@@ -39,7 +39,11 @@ _SUBCOMMAND_LINES: dict[str, str] = {
     "rerun": "a new paired run over a run's failed, errored and timed-out "
     "tasks; `--only` picks statuses, causes (`api_rate_limit,zero_token`) or `invalid` pairs",
     "audit": "who asked for, approved and cancelled what, and when",
-    "accounts": "the Claude accounts lanes run under, and their health",
+    "accounts": "the Claude accounts lanes run under: token time left, lanes running, 5-hour and 7-day "
+    "utilisation from CSB's usage cache, drains, and CSB's own verdict",
+    "drain-account": "(admins) no new lane starts on the account; `--stop` also stops its running lanes "
+    "and retries them elsewhere",
+    "undrain-account": "(admins) the account takes new lanes again",
     "promote": "a promotion card for a finished staging run: CSB's gates, the MANIFEST diff, quarantine "
     "candidates and destination; approving it moves the run to runs/official step by step "
     "(`--dry-run`: only show it to you; `--quarantine`: set those tasks aside; `--force`: bypass the gates)",

@@ -282,6 +282,13 @@ def may_control(
     return _deny(f"only {_join(who)} may {action} {category} runs")
 
 
+def may_administer(policy: PolicyConfig, actor: Actor, action: str) -> Verdict:
+    """What concerns every run at once (draining an account): the admins only."""
+    if actor.user_id in policy.admins:
+        return _allow("admin")
+    return _deny(f"only the admins may {action}; {_ask_admins(policy)}")
+
+
 def may_see(
     policy: PolicyConfig, category: Category, actor: Actor, requester: str, in_its_channel: bool
 ) -> bool:

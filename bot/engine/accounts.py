@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import glob
-import json
-import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
 
+# Where CSB keeps its accounts and how their tokens are read: `bot.csb.account_homes`, named here too.
+from bot.csb.account_homes import CREDENTIALS as CREDENTIALS
+from bot.csb.account_homes import PICK_MIN_MINUTES as PICK_MIN_MINUTES
+from bot.csb.account_homes import account_name as account_name
+from bot.csb.account_homes import discover_homes as discover_homes
+from bot.csb.account_homes import token_minutes as token_minutes
+from bot.csb.account_homes import usable as usable
 from bot.settings import EngineConfig
 from bot.store.records import Account
 
 MIN_SLOTS = 2  # both lanes of a pair start together, so a smaller pool would never start one
-CREDENTIALS = ".claude/.credentials.json"
-PICK_MIN_MINUTES = 5  # CSB's harness takes an account for a lane only with this much token left
 SESSIONS_PER_ACCOUNT = 6  # CSB's default parallel: this many lanes per ready account
 DAYTONA_PARALLEL_CAP = 60  # CSB's DAYTONA_PARALLEL_TASK_CAP default …
 DAYTONA_PARALLEL_MAX = 124  # … and its ceiling
@@ -30,42 +29,6 @@ class AccountPool:
     fallback: bool = False  # no account home was found: lanes run with the bot's own HOME
 
 
-def discover_homes(pattern: str, home: str) -> list[str]:
-    """Account homes matching `pattern` (a leading `~` is the bot's HOME) that hold Claude credentials,
-    in version order (`account2` before `account10`), as CSB's harness finds them."""
-    expanded = home + pattern[1:] if pattern.startswith("~") else pattern
-    found = [
-        path for path in glob.glob(expanded) if os.path.isdir(path) and Path(path, CREDENTIALS).is_file()
-    ]
-    return sorted(found, key=_version_key)
-
-
-def token_minutes(home: str, now: datetime) -> int | None:
-    """Whole minutes left on the home's Claude token (floored, never below 0), as CSB reads
-    `claudeAiOauth.expiresAt`; None when the home has no readable credentials."""
-    try:
-        data = json.loads(Path(home, CREDENTIALS).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    oauth = data.get("claudeAiOauth") if isinstance(data, dict) else None
-    expires = oauth.get("expiresAt") if isinstance(oauth, dict) else None
-    if isinstance(expires, bool) or not isinstance(expires, int | float):
-        return None
-    return max(0, int((expires / 1000 - now.timestamp()) // 60))
-
-
-def usable(home: str, now: datetime, *, fallback: bool) -> bool:
-    """Whether a lane may start on this home now: an account needs a token with `PICK_MIN_MINUTES` left.
-
-    The bot's own HOME (used when no account home was found) is judged only when it has credentials:
-    without any, the agent itself reports what is missing.
-    """
-    minutes = token_minutes(home, now)
-    if minutes is None:
-        return fallback and not Path(home, CREDENTIALS).exists()
-    return minutes >= PICK_MIN_MINUTES
-
-
 def default_parallel(ready_accounts: int, *, daytona: bool, env: Mapping[str, str]) -> int:
     """CSB's rule for a run without `--parallel`: 6 lanes per ready account locally; on Daytona
     `DAYTONA_PARALLEL_TASK_CAP` (default 60, at most 124)."""
@@ -76,10 +39,6 @@ def default_parallel(ready_accounts: int, *, daytona: bool, env: Mapping[str, st
             cap = DAYTONA_PARALLEL_CAP
         return max(MIN_SLOTS, min(cap, DAYTONA_PARALLEL_MAX))
     return max(MIN_SLOTS, SESSIONS_PER_ACCOUNT * max(1, ready_accounts))
-
-
-def _version_key(path: str) -> list[tuple[int, int | str]]:
-    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", path)]
 
 
 def account_pool(config: EngineConfig, home: str) -> AccountPool:

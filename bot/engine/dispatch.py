@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,23 +23,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.csb.harbor_run import LaunchConfig
 from bot.csb.preflight import account_health, has_account_health
 from bot.csb.task_copy import lane_variant
+from bot.csb.usage_cache import UsageCache, cache_path, read_usage_cache
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
-from bot.domain.events import ExecutorAway, ExecutorBack
+from bot.domain.events import AccountHeld, AccountsFree, AccountsHeld, ExecutorAway, ExecutorBack
 from bot.domain.mrkdwn import clip
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
 from bot.domain.states import STARTABLE_RUN_STATES, RunState
-from bot.engine.accounts import AccountPicker, AccountPool, usable
+from bot.engine.accounts import AccountPicker, AccountPool
 from bot.engine.lane_launch import LaneLauncher
 from bot.engine.settle import Ending, apply, decide
 from bot.executors.base import Executor, LaneLaunch
+from bot.services.account_hold import why_held
 from bot.settings import EngineConfig
 from bot.store import accounts, audit, lanes, lease, outbox, runs
 from bot.store.db import Store
 from bot.store.lanes import LaneClaim
 from bot.store.lease import Claimant
-from bot.store.records import Lane, Run
+from bot.store.records import Account, Lane, Run
 
 log = logging.getLogger(__name__)
 WHY_SHOWN = 500  # the executor's reason, in a thread note
@@ -88,6 +91,9 @@ class Dispatcher:
         self._ready_checked = float("-inf")
         self._paused: str | None = None  # why the executor cannot start lanes now (None: it can)
         self._told: set[int] = set()  # runs told, during this outage, that their lanes wait
+        self._usage: UsageCache | None = None  # CSB's usage cache as last read
+        self._usage_seen: tuple[float, int] | None = None  # its (mtime, size) then
+        self._held: set[int] = set()  # runs told that no account may take their lanes
 
     async def prepare(self) -> None:
         """Make sure every account home has its row (once, when this process takes the lease)."""
@@ -156,6 +162,26 @@ class Dispatcher:
             return
         self._ready = health.ready_homes
 
+    async def refresh_usage(self) -> None:
+        """Read CSB's usage cache again when it changed (or its age may have made it stale), in a
+        worker thread; what it holds never raises here (`read_usage_cache`)."""
+        home = self._launch.base_env.get("HOME", str(Path.home()))
+        path = cache_path(self._config.usage_cache, home)
+        try:
+            stat = os.stat(path)
+            seen: tuple[float, int] | None = (stat.st_mtime, stat.st_size)
+        except OSError:
+            seen = None
+        now = self._clock.now()
+        stale_after = timedelta(seconds=self._config.usage_stale_sec)
+        cached = self._usage
+        if cached is not None and seen == self._usage_seen:
+            ages = cached.stale or cached.fetched_at is None or now - cached.fetched_at <= stale_after
+            if ages:  # unchanged, and no older than it was judged
+                return
+        self._usage = await asyncio.to_thread(read_usage_cache, path, now, stale_after)
+        self._usage_seen = seen
+
     async def check_executor(self) -> None:
         """Starting lanes pauses while the executor cannot run them (say, its cluster's head does not
         answer): no claim, so nothing is started into the void. Each run with lanes waiting is told so
@@ -211,13 +237,9 @@ class Dispatcher:
             return batch
         ready = await accounts.ready_accounts(session, self._pool.homes, now)
         # Only accounts whose token is still live, checked at every claim: a lane never starts on an
-        # expired account (CSB's agent could not refresh a dead one).
-        live = [
-            account
-            for account in ready
-            if usable(account.home, now, fallback=self._pool.fallback)
-            and (self._ready is None or account.home in self._ready)
-        ]
+        # expired account (CSB's agent could not refresh a dead one); nor on one drained or too busy.
+        live = [account for account in ready if self._why_held(account, now) is None]
+        await self._tell_held(session, now, held=not live)
         picker = AccountPicker(live, running.by_account, self._pool.per_account)
         busy = running.by_run
         claims = batch.claims
@@ -240,6 +262,34 @@ class Dispatcher:
             raise RuntimeError(f"claimed {moved} of {len(claims)} lanes; another engine is running")
         await accounts.set_turns(session, picker.changed)
         return batch
+
+    def _why_held(self, account: Account, now: datetime) -> AccountHeld | None:
+        return why_held(
+            account,
+            now,
+            fallback=self._pool.fallback,
+            ready=self._ready,
+            usage=self._usage,
+            limit=self._config.max_utilization,
+        )
+
+    async def _tell_held(self, session: AsyncSession, now: datetime, *, held: bool) -> None:
+        """When no account may take a lane, each run whose lanes wait is told why, once; and told again
+        when an account may (as for an executor outage)."""
+        if not held:
+            for run_id in sorted(self._held):
+                await outbox.tell_run(session, run_id, what="accounts_free", event=AccountsFree(), now=now)
+            self._held = set()
+            return
+        waiting = [run_id for run_id in await self._waiting_runs(session, now) if run_id not in self._held]
+        if not waiting:
+            return
+        everyone = [a for a in await accounts.all_accounts(session) if a.home in self._pool.homes]
+        reasons = tuple(why for why in (self._why_held(a, now) for a in everyone) if why is not None)
+        for run_id in waiting:
+            self._held.add(run_id)
+            event = AccountsHeld(accounts=reasons)
+            await outbox.tell_run(session, run_id, what="accounts_held", event=event, now=now)
 
     async def _claim_run(
         self,

@@ -21,6 +21,7 @@ from bot.engine.budget_drain import BudgetDrain
 from bot.engine.closing import close_runs
 from bot.engine.dispatch import Dispatcher
 from bot.engine.lease import LeaseKeeper
+from bot.engine.orphans import OrphanWatch
 from bot.engine.pinning import LaunchPins
 from bot.engine.promotion_runner import PromotionRunner
 from bot.engine.reconcile import Reconciler
@@ -52,7 +53,9 @@ class Engine:
         *,
         eager: bool,
         budgets: BudgetDrain | None = None,
+        orphans: OrphanWatch | None = None,
     ) -> None:
+        self._orphans = orphans  # marked processes no running lane owns, looked for on this host
         self._store = store
         self._clock = clock
         self._dispatcher = dispatcher
@@ -88,6 +91,7 @@ class Engine:
             await self.promotions.settle_interrupted()  # a cut-off one, once its runner has stopped
             judged = await self._watcher.judge(await self._watcher.observe())
             await self._dispatcher.refresh_ready_homes()
+            await self._dispatcher.refresh_usage()
             await self._dispatcher.check_executor()
             now = self._clock.now()
             async with self._store.write() as session:  # one transaction: settle, close, claim
@@ -102,6 +106,8 @@ class Engine:
             await self._dispatcher.launch(batch.claims)
             await self._start_queued(batch.unpinned)
             await self.promotions.start_approved()
+            if self._orphans is not None:
+                await self._orphans.look(now)
 
     async def _start_queued(self, unpinned: int | None) -> None:
         """Pin each queued run that reached free slots, then claim again; a run is checked once a tick,

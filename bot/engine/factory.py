@@ -20,6 +20,7 @@ from bot.engine.budget_drain import BudgetDrain
 from bot.engine.dispatch import Dispatcher
 from bot.engine.engine import Engine
 from bot.engine.lease import LeaseKeeper
+from bot.engine.orphans import OrphanWatch
 from bot.engine.pinning import LaunchPins
 from bot.engine.promotion_fence import PromotionFence
 from bot.engine.promotion_runner import PromotionRunner
@@ -76,4 +77,5 @@ def build_engine(
         promotions,
         eager=eager,
         budgets=BudgetDrain(policy) if policy is not None else None,
+        orphans=OrphanWatch(store, launch.repo, lease.claimant.host),
     )

@@ -23,7 +23,7 @@ from bot.domain.events import PauseCause, RunPaused
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
 from bot.domain.verdict import stored_verdict
-from bot.engine.attempt_end import is_rate_limit, stopped_outcome
+from bot.engine.attempt_end import RETRY_STOPS, is_rate_limit, stopped_outcome
 from bot.settings import EngineConfig
 from bot.store import accounts, lanes, outbox, runs
 from bot.store.lanes import LaneEnd
@@ -58,7 +58,7 @@ def decide(
     outcome = stopped_outcome(lane.stop_kind, outcome, lane.timeout_sec)
     retry = (
         outcome.infra
-        and lane.stop_kind is None
+        and (lane.stop_kind is None or lane.stop_kind in RETRY_STOPS)
         and run_state in RETRYING_STATES
         and lane.infra_failures < config.retry_limit
     )
@@ -105,12 +105,15 @@ async def _per_run(session: AsyncSession, settled: list[Ending], now: datetime, 
     """Per run, once per batch: count the attempts, redraw the status, and pause a failing run."""
     for run_id in sorted({ending.lane.run_id for ending in settled}):
         ran = [e for e in settled if e.lane.run_id == run_id and e.outcome.status is not LaneStatus.CANCELLED]
-        infra = sum(1 for ending in ran if ending.outcome.infra)
+        # A lane someone stopped to retry it elsewhere (drain --stop, Stop and retry) is retried as an
+        # infrastructure failure but says nothing of the run's health: it never pauses the run.
+        failed = [e for e in ran if e.outcome.infra and e.lane.stop_kind not in RETRY_STOPS]
+        infra = len(failed)
         if ran:
             await runs.count_attempts(session, run_id, attempts=len(ran), infra=infra)
         await outbox.redraw_run(session, run_id, now)
         if infra:
-            batch = [e for e in ran if e.outcome.infra]
+            batch = failed
             await pause_if_failing(session, run_id, now, config, batch=batch)
 
 

@@ -21,10 +21,11 @@ from bot.domain.clock import Clock
 from bot.domain.outcome import LaneStatus, TrialOutcome
 from bot.domain.redact import Redactor
 from bot.domain.states import RunState
-from bot.engine.attempt_end import STOP_CANCEL, STOP_TIMEOUT
+from bot.engine.attempt_end import RETRY_STOPS, STOP_CANCEL, STOP_TIMEOUT
 from bot.engine.job_index import JobIndex, attempt_job_dir
 from bot.engine.lane_ref import lane_ref
 from bot.engine.settle import Ending, apply, decide
+from bot.engine.stall_watch import StallWatch
 from bot.executors.base import Executor
 from bot.settings import EngineConfig
 from bot.store import lanes
@@ -61,6 +62,7 @@ class Watcher:
         self._clock = clock
         self._config = config
         self._jobs = JobIndex()
+        self._stalls = StallWatch(store, repo, config)
         self._redact = redact  # a lane's reason may quote its log, which may print a secret
 
     async def observe(self) -> list[Ended]:
@@ -73,14 +75,22 @@ class Watcher:
             return []
         seen = await self._executor.observe([lane_ref(lane) for lane, _ in running])
         ended: list[Ended] = []
+        watched = []
         for lane, run_state in running:
             look = seen[lane.id]
             if look.running:
                 await self._police(lane, run_state, now)
+                if (
+                    run_state is not RunState.CANCELLING
+                    and lane.stop_sent_at is None
+                    and not lane.stop_wanted
+                ):
+                    watched.append((lane, self._executor.log_path(lane_ref(lane))))
                 continue
             if not look.known and run_state is RunState.CANCELLING and lane.stop_sent_at is None:
                 await self._note_stop(lane.id, STOP_CANCEL, now)  # not ours to signal: wait, then write off
             ended.append(Ended(lane, run_state, look.exit_code, look.elsewhere))
+        await self._stalls.look(watched, now)
         return ended
 
     async def judge(self, ended: list[Ended]) -> list[Ended]:
@@ -139,6 +149,8 @@ class Watcher:
             return STOP_CANCEL
         if now - lane.started_at > timedelta(seconds=lane.timeout_sec):
             return STOP_TIMEOUT
+        if lane.stop_wanted in RETRY_STOPS:
+            return lane.stop_wanted
         return None
 
     @property

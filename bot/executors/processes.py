@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
 import socket
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 MARKER_ENV = "CSB_BOT_LANE"
@@ -84,14 +86,61 @@ def find_marked(markers: Collection[str]) -> dict[str, int]:
     return found
 
 
-def _marker_of(entry: Path, wanted: set[bytes]) -> str | None:
+def _marker_of(entry: Path, wanted: set[bytes] | None) -> str | None:
+    """The lane marker in the process's environment (any, when `wanted` is None), or None."""
     try:
         environ = (entry / "environ").read_bytes()
     except OSError:
         return None
+    prefix = f"{MARKER_ENV}=".encode()
     for item in environ.split(b"\0"):
-        if item in wanted:
-            return item.decode().split("=", 1)[1]
+        if (item in wanted) if wanted is not None else item.startswith(prefix):
+            return item.decode(errors="replace").split("=", 1)[1]
+    return None
+
+
+@dataclass(frozen=True)
+class MarkedProcess:
+    """A live process carrying a lane marker: its group leader, and the attempt's `--job-name`."""
+
+    marker: str
+    pid: int
+    job: str | None
+
+
+def marked_processes(cwd: Path) -> list[MarkedProcess]:
+    """Every live lane process of this host started in `cwd` (the CSB checkout, every lane's working
+    folder), one per marker: its group leader where it is among them. Another checkout's lanes (a second
+    bot on the host) are not this bot's to judge."""
+    if not markers_supported():
+        return []
+    found: dict[str, int] = {}
+    home = os.path.realpath(cwd)
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        marker = _marker_of(entry, None)
+        if marker is None:
+            continue
+        pid = int(entry.name)
+        try:
+            if os.readlink(entry / "cwd") != home or not process_alive(pid):
+                continue
+        except OSError:
+            continue
+        if marker not in found or _is_group_leader(pid):
+            found[marker] = pid
+    return [MarkedProcess(marker, pid, _job_of(pid)) for marker, pid in sorted(found.items())]
+
+
+def _job_of(pid: int) -> str | None:
+    try:
+        argv = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for flag, value in itertools.pairwise(argv):
+        if flag == b"--job-name":
+            return value.decode(errors="replace")[:80]
     return None
 
 

@@ -12,6 +12,7 @@ from bot.probes.database import DatabaseProbe
 from bot.probes.executor import ExecutorProbe
 from bot.probes.harbor import HarborProbe
 from bot.probes.infra import DiskProbe, DockerProbe
+from bot.probes.orphans import OrphansProbe
 from bot.probes.runner import run_probes
 from bot.probes.slack_api import SlackProbe
 
@@ -25,6 +26,7 @@ PROBES: tuple[Probe, ...] = (
     DiskProbe(),
     AccountsProbe(),
     ExecutorProbe(),
+    OrphansProbe(),
 )
 
 

@@ -1,4 +1,5 @@
-"""The words of `/csb cancel`, `/csb resume` and `/csb rerun`, parsed once; every error shows the usage.
+"""The words of `/csb cancel`, `/csb resume`, `/csb rerun` and `/csb (un)drain-account`, parsed once;
+every error shows the usage.
 
 Their usage lines and flags are the grammar's (`bot.domain.command_line`); the parsers live here
 because `rerun --only` names CSB's failure fingerprints, which the domain does not know."""
@@ -11,7 +12,17 @@ from dataclasses import dataclass
 from bot.csb.verdicts import CATALOG, IDS
 from bot.csb.verdicts.fingerprints import RESULT_JSON_CORRUPT
 from bot.domain.causes import OTHER_CATEGORY, OtherCause
-from bot.domain.command_line import CANCEL_USAGE, DRAIN_FLAG, INVALID, ONLY_FLAG, RERUN_USAGE, RESUME_USAGE
+from bot.domain.command_line import (
+    CANCEL_USAGE,
+    DRAIN_ACCOUNT_USAGE,
+    DRAIN_FLAG,
+    INVALID,
+    ONLY_FLAG,
+    RERUN_USAGE,
+    RESUME_USAGE,
+    STOP_FLAG,
+    UNDRAIN_ACCOUNT_USAGE,
+)
 from bot.domain.errors import UserInputError
 from bot.domain.limits import REASON_CHARS, RUN_NUMBER_DIGITS
 from bot.domain.mrkdwn import clip
@@ -111,6 +122,44 @@ def parse_rerun_args(text: str) -> RerunArgs:
         causes=frozenset(part for part in picked if part in CAUSE_IDS),
         invalid=INVALID in picked,
     )
+
+
+@dataclass(frozen=True)
+class DrainAccountArgs:
+    name: str
+    stop: bool
+
+
+_STOP = STOP_FLAG.lstrip("-")
+ACCOUNT_NAME_CHARS = 500  # a home's folder name, or its whole path
+
+
+def parse_drain_account_args(text: str) -> DrainAccountArgs:
+    """`<name> [--stop]`: one account, and whether its running lanes are stopped and retried elsewhere."""
+    words = text.split()
+    flags = [word for word in words if word.startswith(("-", "—"))]
+    wrong = [flag for flag in flags if flag.lstrip("-—") != _STOP]
+    if wrong:
+        raise UserInputError(
+            f"unknown flag `{_show(wrong[0])}`; only `{STOP_FLAG}`", hint=DRAIN_ACCOUNT_USAGE
+        )
+    names = [word for word in words if word not in flags]
+    return DrainAccountArgs(name=_account_name(names, DRAIN_ACCOUNT_USAGE), stop=bool(flags))
+
+
+def parse_undrain_account_args(text: str) -> str:
+    return _account_name(text.split(), UNDRAIN_ACCOUNT_USAGE)
+
+
+def _account_name(words: list[str], usage: str) -> str:
+    if len(words) != 1:
+        problem = (
+            "which account? give its name" if not words else f"expected one account, got {len(words)} words"
+        )
+        raise UserInputError(problem, hint=usage)
+    if len(words[0]) > ACCOUNT_NAME_CHARS:
+        raise UserInputError(f"an account name has at most {ACCOUNT_NAME_CHARS} characters", hint=usage)
+    return words[0]
 
 
 def parse_run_id(word: str, usage: str) -> int:

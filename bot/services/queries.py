@@ -1,4 +1,5 @@
-"""Read-only questions users ask with `/csb suites`, `/csb status` and `/csb audit`."""
+"""Read-only questions users ask with `/csb suites`, `/csb status` and `/csb audit` (`/csb accounts`:
+`services/accounts.py`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.csb.catalog import Catalog
 from bot.csb.configs import accepted_full_configs, load_eval_matrix
 from bot.csb.harbor_run import run_folder_names
-from bot.csb.preflight import AccountHealth
 from bot.domain.command_line import AUDIT_USAGE, STATUS_USAGE
 from bot.domain.errors import UserInputError
 from bot.domain.outcome import LaneStatus
@@ -60,10 +60,6 @@ class QueryService:
         """The values `--full-config` takes in this checkout (its `configs/eval_matrix.json`)."""
         matrix = await asyncio.to_thread(load_eval_matrix, self._catalog.repo)
         return accepted_full_configs(matrix)
-
-    async def accounts(self) -> AccountHealth | None:
-        """CSB's own account verdict (`account_health.py preflight`); None when the checkout lacks it."""
-        return await self._checks.accounts()
 
     async def active_runs(self, viewer: Viewer) -> list[RunProgress]:
         async with self._store.read() as session:

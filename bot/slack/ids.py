@@ -15,6 +15,7 @@ class ActionId(StrEnum):
     RUN_REST = "run.run_rest"
     RERUN_TASK = "run.rerun_task"  # `Rerun a task…` under a report: option values `<run id>:<pair index>`
     PROMOTE = "run.promote"  # `Promote to official` under a finished staging run's report
+    STOP_RETRY = "lane.stop_retry"  # `Stop and retry` on a stalled lane's note; the value is the lane id
     PROMOTION_APPROVE = "promotion.approve"
     PROMOTION_REJECT = "promotion.reject"
     # Under a `/csb coverage` answer: the value is the `/csb coverage … --fill|--plan` words it repeats

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.store import records
-from bot.store.models import Account
+from bot.store.models import Account, AccountEvent
 from bot.store.narrow import rowcount, table_of
 from bot.store.upsert import insert
 
@@ -25,12 +25,13 @@ async def ensure_accounts(session: AsyncSession, homes: Sequence[str]) -> None:
 
 
 async def ready_accounts(session: AsyncSession, homes: Sequence[str], now: datetime) -> list[records.Account]:
-    """The configured homes not resting, next in turn first."""
+    """The configured homes not resting and not drained, next in turn first."""
     rows = await session.execute(
         select(Account)
         .where(
             col(Account.home).in_(list(homes)),
             or_(col(Account.rested_until).is_(None), col(Account.rested_until) <= now),
+            col(Account.drained_at).is_(None),
         )
         .order_by(col(Account.turn), col(Account.home))
     )
@@ -67,3 +68,37 @@ async def rest(session: AsyncSession, home: str, until: datetime, reason: str) -
 async def all_accounts(session: AsyncSession) -> list[records.Account]:
     rows = await session.execute(select(Account).order_by(col(Account.home)))
     return [records.Account.from_row(account) for account in rows.scalars()]
+
+
+async def drain(session: AsyncSession, home: str, actor: str, now: datetime) -> bool:
+    """No new lane starts on the account from the next claim, on every replica; False if already drained."""
+    result = await session.execute(
+        update(Account)
+        .where(col(Account.home) == home, col(Account.drained_at).is_(None))
+        .values(drained_at=now, drained_by=actor)
+        .returning(col(Account.home))
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def undrain(session: AsyncSession, home: str) -> bool:
+    """The account takes new lanes again; False if it was not drained."""
+    result = await session.execute(
+        update(Account)
+        .where(col(Account.home) == home, col(Account.drained_at).is_not(None))
+        .values(drained_at=None, drained_by=None)
+        .returning(col(Account.home))
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def record_event(
+    session: AsyncSession, home: str, action: str, actor: str, at: datetime, detail: str | None = None
+) -> None:
+    """The account's audit trail (append-only): drained, undrained, lanes stopped."""
+    session.add(AccountEvent(home=home, action=action, actor=actor, at=at, detail=detail))
+
+
+async def last_events(session: AsyncSession, limit: int = 20) -> list[records.AccountEvent]:
+    rows = await session.execute(select(AccountEvent).order_by(col(AccountEvent.id).desc()).limit(limit))
+    return [records.AccountEvent.from_row(event) for event in rows.scalars()]

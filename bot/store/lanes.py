@@ -200,6 +200,7 @@ _CLAIM = _moving(LaneStatus.QUEUED, LaneStatus.RUNNING).values(
     stop_kind=None,
     stop_sent_at=None,
     killed_at=None,
+    stop_wanted=None,
 )
 
 
@@ -320,6 +321,7 @@ async def requeue_lane(
             stop_kind=None,
             stop_sent_at=None,
             killed_at=None,
+            stop_wanted=None,
             **verdict_columns(verdict),
         )
     )
@@ -395,3 +397,74 @@ async def _has_lanes_in(session: AsyncSession, run_id: int, states: Sequence[Lan
         select(col(Lane.id)).where(col(Lane.run_id) == run_id, col(Lane.state).in_(list(states))).limit(1)
     )
     return rows.first() is not None
+
+
+@dataclass(frozen=True, order=True)
+class StopAsked:
+    """A running lane someone asked to stop and retry: which, and of which run."""
+
+    lane_id: int
+    run_id: int
+    task_id: str
+    role: str
+
+
+async def want_stop(
+    session: AsyncSession, kind: str, *, account: str | None = None, lane_id: int | None = None
+) -> list[StopAsked]:
+    """Ask the engine to stop running lanes (one lane, or every lane on an account) and retry them: the
+    watcher signals each on its next look. A lane already stopping, or already asked, is left alone, so
+    two clicks stop it once; the rows returned are those this call asked."""
+    guard = [
+        col(Lane.state) == LaneStatus.RUNNING,
+        col(Lane.stop_wanted).is_(None),
+        col(Lane.stop_sent_at).is_(None),
+    ]
+    if account is not None:
+        guard.append(col(Lane.account) == account)
+    if lane_id is not None:
+        guard.append(col(Lane.id) == lane_id)
+    result = await session.execute(
+        _update(Lane)
+        .where(*guard)
+        .values(stop_wanted=kind)
+        .returning(col(Lane.id), col(Lane.run_id), col(Lane.task_id), col(Lane.role))
+    )
+    return sorted(StopAsked(int(a), int(b), str(c), str(d)) for a, b, c, d in result.all())
+
+
+async def note_stall(session: AsyncSession, lane_id: int, attempt: int) -> bool:
+    """Mark the attempt's stall as told; False when it already was (told once per attempt, on any replica)."""
+    result = await session.execute(
+        _update(Lane)
+        .where(
+            col(Lane.id) == lane_id,
+            col(Lane.state) == LaneStatus.RUNNING,
+            col(Lane.attempt) == attempt,
+            or_(col(Lane.stall_noted).is_(None), col(Lane.stall_noted) != attempt),
+        )
+        .values(stall_noted=attempt)
+        .returning(col(Lane.id))
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def note_long(session: AsyncSession, lane_id: int, attempt: int) -> bool:
+    """Mark the attempt as past its share of the time limit (named on the card); False when it already was."""
+    result = await session.execute(
+        _update(Lane)
+        .where(
+            col(Lane.id) == lane_id,
+            col(Lane.state) == LaneStatus.RUNNING,
+            col(Lane.attempt) == attempt,
+            or_(col(Lane.long_noted).is_(None), col(Lane.long_noted) != attempt),
+        )
+        .values(long_noted=attempt)
+        .returning(col(Lane.id))
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def get_lane(session: AsyncSession, lane_id: int) -> records.Lane | None:
+    row = await session.get(Lane, lane_id)
+    return records.Lane.from_row(row) if row is not None else None

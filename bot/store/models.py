@@ -135,7 +135,12 @@ class Lane(SQLModel, table=True):
     # Carried in the process's environment (CSB_BOT_LANE), so a restarted bot finds the process even
     # when it was killed between spawning it and recording its pid.
     marker: str | None = None
-    stop_kind: str | None = None  # "timeout" or "cancel" once the engine has sent SIGINT
+    stop_kind: str | None = None  # "timeout", "cancel", "drain" or "stall" once the engine has sent SIGINT
+    # A stop someone asked for, carried out by the engine's next look: "drain" (its account was drained
+    # with --stop) or "stall" (Stop and retry); either ends the attempt as an infrastructure failure.
+    stop_wanted: str | None = None
+    stall_noted: int | None = None  # the attempt whose stall was told in the thread (once per attempt)
+    long_noted: int | None = None  # the attempt named on the card as past its share of the time limit
     stop_sent_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     killed_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     # CSB's verdicts on the trial, stored when the lane ends (None: no trial, or ended before they were kept).
@@ -161,6 +166,35 @@ class Account(SQLModel, table=True):
     turn: int = 0  # round robin: the lowest turn goes next
     rested_until: datetime | None = Field(default=None, sa_column=_time(nullable=True))
     rest_reason: str | None = None
+    # `/csb drain-account`: no new lane starts here while set (every replica reads it at each claim).
+    drained_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    drained_by: str | None = None
+
+
+class AccountEvent(SQLModel, table=True):
+    """Append-only: who drained or undrained an account, when (an account belongs to no request)."""
+
+    __tablename__ = "account_events"
+
+    id: int | None = Field(default=None, primary_key=True)
+    home: str = Field(index=True)
+    action: str
+    actor: str
+    at: datetime = Field(sa_column=_time())
+    detail: str | None = None
+
+
+class OrphanProcess(SQLModel, table=True):
+    """A process carrying a lane marker that belongs to no running lane, as the engine last found it on
+    its host (replaced at each look); shown to admins in App Home."""
+
+    __tablename__ = "orphan_processes"
+
+    marker: str = Field(primary_key=True)
+    host: str = Field(index=True)
+    pid: int
+    job: str | None = None  # the lane attempt's `--job-name`, read from its command line
+    seen_at: datetime = Field(sa_column=_time())
 
 
 class Lease(SQLModel, table=True):

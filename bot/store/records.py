@@ -188,6 +188,9 @@ class Lane:
     stop_kind: str | None
     stop_sent_at: datetime | None
     killed_at: datetime | None
+    stop_wanted: str | None
+    stall_noted: int | None
+    long_noted: int | None
     manifest_status: str | None
     status_tool: str | None
     fingerprint: str | None
@@ -229,9 +232,42 @@ class Account:
     turn: int
     rested_until: datetime | None
     rest_reason: str | None
+    drained_at: datetime | None
+    drained_by: str | None
 
     @classmethod
     def from_row(cls, row: models.Account) -> Self:
+        return cls(**_values(cls, row))
+
+
+@dataclass(frozen=True, slots=True)
+class AccountEvent:
+    """One line of an account's audit trail."""
+
+    id: int
+    home: str
+    action: str
+    actor: str
+    at: datetime
+    detail: str | None
+
+    @classmethod
+    def from_row(cls, row: models.AccountEvent) -> Self:
+        return cls(id=stored_id(row), **_values(cls, row, "id"))
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanProcess:
+    """A marked process no running lane owns (see `store.orphans`)."""
+
+    marker: str
+    host: str
+    pid: int
+    job: str | None
+    seen_at: datetime
+
+    @classmethod
+    def from_row(cls, row: models.OrphanProcess) -> Self:
         return cls(**_values(cls, row))
 
 

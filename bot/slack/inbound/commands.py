@@ -21,9 +21,17 @@ from bot.domain.command_line import (
 from bot.domain.errors import UserInputError
 from bot.domain.help_text import help_overview, run_help
 from bot.domain.spec import Category
+from bot.services.accounts import AccountService
 from bot.services.compare import CompareService
 from bot.services.compare_args import parse_compare_args, parse_runs_args
-from bot.services.control_args import parse_cancel_args, parse_rerun_args, parse_resume_args, parse_run_id
+from bot.services.control_args import (
+    parse_cancel_args,
+    parse_drain_account_args,
+    parse_rerun_args,
+    parse_resume_args,
+    parse_run_id,
+    parse_undrain_account_args,
+)
 from bot.services.coverage import CoverageService
 from bot.services.coverage_args import button_values, parse_coverage_args
 from bot.services.promote_args import parse_promote_args
@@ -39,6 +47,7 @@ from bot.slack.errors import answering, describe
 from bot.slack.inbound.directory import Directory
 from bot.slack.inbound.payloads import SlashCommand
 from bot.slack.outbound.delivery import slack_error
+from bot.slack.views.accounts import accounts_overview_text, drain_text
 from bot.slack.views.charts import (
     Chart,
     comparison_chart,
@@ -53,7 +62,6 @@ from bot.slack.views.coverage import coverage_comment, coverage_text, waves_requ
 from bot.slack.views.events import event_text
 from bot.slack.views.promotion import official_text, promotion_text
 from bot.slack.views.replies import (
-    accounts_text,
     audit_text,
     checkout_values,
     hidden_audit_text,
@@ -84,9 +92,11 @@ class CommandRouter:
         promotion_gate: PromotionGate,
         compare: CompareService,
         coverage: CoverageService,
+        accounts: AccountService,
         spend: SpendService | None = None,
         client: AsyncWebClient | None = None,
     ) -> None:
+        self._accounts_service = accounts
         self._requests = requests
         self._control = control
         self._promotion = promotion
@@ -106,6 +116,8 @@ class CommandRouter:
             "status": self._status,
             "audit": self._audit,
             "accounts": self._accounts,
+            "drain-account": self._drain_account,
+            "undrain-account": self._undrain_account,
             "cancel": self._cancel,
             "resume": self._resume,
             "rerun": self._rerun,
@@ -235,8 +247,21 @@ class CommandRouter:
             await self._replies.ephemeral(command.response_url, part)
         return last
 
-    async def _accounts(self, _command: SlashCommand, _args: str) -> str:
-        return accounts_text(await self._queries.accounts())
+    async def _accounts(self, _command: SlashCommand, args: str) -> str:
+        if args.strip():
+            raise UserInputError(f"`accounts` takes no arguments; got `{args.strip()[:40]}`")
+        return accounts_overview_text(await self._accounts_service.overview())
+
+    async def _drain_account(self, command: SlashCommand, args: str) -> str:
+        parsed = parse_drain_account_args(args)
+        actor = await self._directory.actor(command.user_id)
+        return drain_text(await self._accounts_service.drain(parsed.name, actor, stop=parsed.stop))
+
+    async def _undrain_account(self, command: SlashCommand, args: str) -> str:
+        name = parse_undrain_account_args(args)
+        return drain_text(
+            await self._accounts_service.undrain(name, await self._directory.actor(command.user_id))
+        )
 
     async def _compare_runs(self, command: SlashCommand, args: str) -> str | None:
         """The comparison as a reply, then its chart (drawn in the drawing process) in the channel."""

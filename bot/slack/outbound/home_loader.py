@@ -14,7 +14,7 @@ from bot.domain.words import plural
 from bot.slack.outbound.render import load_run_card
 from bot.slack.views.format import code
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
-from bot.store import homes, outbox, queue, runs
+from bot.store import homes, orphans, outbox, queue, runs
 from bot.store.lanes import count_running
 from bot.store.records import RunRequest
 
@@ -59,6 +59,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
             if seen(request)
         ],
         set_aside=await outbox.count_set_aside(session) if user_id in policy.admins else None,
+        orphans=await orphans.all_orphans(session) if user_id in policy.admins else None,
     )
 
 

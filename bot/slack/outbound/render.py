@@ -6,7 +6,7 @@ the notifier coalesce: however many lanes finished, one update shows the latest 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,7 +20,7 @@ from bot.domain.words import plural
 from bot.services.checks import RequestChecks
 from bot.slack.views import CardView
 from bot.slack.views.events import stored_text
-from bot.slack.views.run_card import RunCardView
+from bot.slack.views.run_card import LongLane, RunCardView
 from bot.store import approvals, queue, requests, runs
 from bot.store.records import Lane, RunRequest
 
@@ -102,6 +102,18 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         causes=_causes(pairs),
         tasks_not_run=sum(
             1 for pair in pairs.values() if any(lane.state in WAITING_LANE_STATES for lane in pair)
+        ),
+        long_lanes=tuple(
+            LongLane(
+                f"{lane.task_id}/{lane.role}",
+                lane.attempt,
+                now - lane.started_at,
+                timedelta(seconds=lane.timeout_sec),
+            )
+            for lane in lanes
+            if lane.state is LaneStatus.RUNNING
+            and lane.long_noted == lane.attempt
+            and lane.started_at is not None
         ),
     )
 

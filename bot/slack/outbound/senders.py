@@ -41,7 +41,7 @@ from bot.slack.views import approval_card, card_fallback_text
 from bot.slack.views.charts import report_chart_csv, report_charts
 from bot.slack.views.compare import card_warning, versus_official_line
 from bot.slack.views.coverage import coverage_buttons
-from bot.slack.views.events import stored_text
+from bot.slack.views.events import stored_blocks, stored_text
 from bot.slack.views.home import home_tab
 from bot.slack.views.promotion_card import promotion_card, promotion_card_text
 from bot.slack.views.report import ReportView, paired_report, report_dm, rerun_button, thread_url
@@ -231,7 +231,7 @@ class Senders:
             return
         thread_ts = _thread_of(request)
         text = stored_text(item.text or "")
-        blocks = [SectionBlock(text=MarkdownTextObject(text=text))]
+        blocks = stored_blocks(item.text or "")
         await self._poster.post(item, request.channel_id, thread_ts, text, blocks)
 
     async def _dm(self, item: OutboxItem) -> None:

@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, MarkdownTextObject, SectionBlock
+
 from bot.domain import events
 from bot.domain.events import (
+    AccountHeld,
+    AccountsFree,
+    AccountsHeld,
     AfterBatchRan,
     BudgetDrained,
     Event,
     ExecutorAway,
     ExecutorBack,
+    LaneRestarted,
+    LaneStalled,
     NotInChannel,
     PromotionEnded,
     RequestEdited,
@@ -27,7 +34,10 @@ from bot.domain.events import (
     StillWaiting,
 )
 from bot.domain.words import agree, plural
+from bot.slack.ids import ActionId
 from bot.slack.views.format import escape, user
+
+STOP_AND_RETRY = "Stop and retry"  # the stalled lane note's button (a contract label)
 
 
 def executor_back(_: ExecutorBack) -> str:
@@ -38,6 +48,55 @@ def executor_away(event: ExecutorAway) -> str:
     return (
         f":hourglass: Lanes of this run wait to start: {escape(event.why)}. They start once it answers; "
         "running lanes go on."
+    )
+
+
+_HELD = {
+    "drained": "drained",
+    "resting": "resting after a rate limit",
+    "expired": "its token has expired (or has under 5 minutes left)",
+    "not_ready": "not ready by CSB's account_health.py",
+    "utilisation": "at or above the utilisation limit",
+}
+
+
+def held_text(held: AccountHeld) -> str:
+    """`account2: drained by @carol`: why one account takes no new lane (also `/csb accounts`'s words)."""
+    why = _HELD.get(held.why, escape(held.why))
+    if held.why == "drained" and held.detail:
+        why += f" by {user(held.detail)}"
+    elif held.detail:
+        why += f" ({escape(held.detail)})"
+    return f"`{escape(held.name)}`: {why}"
+
+
+def accounts_held(event: AccountsHeld) -> str:
+    lines = [":hourglass: Lanes of this run wait to start: no account may take a new lane now."]
+    lines += [f"• {held_text(held)}" for held in event.accounts]
+    lines.append("They start as soon as one may (`/csb accounts` shows each account).")
+    return "\n".join(lines)
+
+
+def accounts_free(_: AccountsFree) -> str:
+    return ":arrow_forward: Lanes start again: an account may take them."
+
+
+def lane_stalled(event: LaneStalled) -> str:
+    on = f" on `{escape(event.account)}`" if event.account else ""
+    return (
+        f":warning: Lane `{escape(event.task_id)}/{escape(event.role)}` (attempt {event.attempt}){on} "
+        f"has not changed its log or trial folder for {event.quiet_sec // 60} min. It keeps running; "
+        "*Stop and retry* stops it and retries it elsewhere as an infrastructure failure."
+    )
+
+
+def lane_restarted(event: LaneRestarted) -> str:
+    names = ", ".join(f"`{escape(name)}`" for name in event.lanes[:20])
+    more = f" and {len(event.lanes) - 20} more" if len(event.lanes) > 20 else ""
+    why = f"to move off the drained account `{escape(event.account)}`" if event.account else "as stalled"
+    return (
+        f":arrows_counterclockwise: {user(event.user)} stopped {plural(len(event.lanes), 'lane')} "
+        f"({names}{more}) {why}; each is retried elsewhere as an infrastructure failure."
     )
 
 
@@ -167,12 +226,30 @@ EVENT_VIEWS: dict[type[Any], Callable[[Any], str]] = {
     RequestEdited: request_edited,
     StillWaiting: still_waiting,
     PromotionEnded: promotion_ended,
+    AccountsHeld: accounts_held,
+    AccountsFree: accounts_free,
+    LaneStalled: lane_stalled,
+    LaneRestarted: lane_restarted,
 }
 
 
 def event_text(event: Event) -> str:
     """The event in the thread's words."""
     return EVENT_VIEWS[type(event)](event)
+
+
+def stored_blocks(stored: str) -> list[Block]:
+    """The blocks of a thread note: its words, and for a stalled lane the Stop and retry button (its value
+    the lane id, authorised at click time like Cancel)."""
+    text = stored_text(stored)
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=text))]
+    event = events.load(stored)
+    if isinstance(event, LaneStalled):
+        button = ButtonElement(
+            text=STOP_AND_RETRY, action_id=ActionId.STOP_RETRY, value=str(event.lane_id), style="danger"
+        )
+        blocks.append(ActionsBlock(block_id=f"stall:{event.lane_id}:{event.attempt}", elements=[button]))
+    return blocks
 
 
 def stored_text(stored: str) -> str:

@@ -22,9 +22,10 @@ from bot.domain.slack_limits import MAX_VIEW_BLOCKS
 from bot.domain.words import plural
 from bot.slack.ids import ActionId
 from bot.slack.inbound.payloads import decision_value
-from bot.slack.views.format import SECTION_LIMIT, clip, code, user
+from bot.slack.views.format import SECTION_LIMIT, clip, code, escape, user, when
 from bot.slack.views.promotion import manifest_blocks
 from bot.slack.views.run_card import progress_bar
+from bot.store.records import OrphanProcess
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class HomeView:
     # runs/official/MANIFEST.json as `/csb official` reads it: None when there is none; its problem, if any
     manifest: Sequence[OfficialLine] | None = None
     manifest_problem: str | None = None
+    orphans: Sequence[OrphanProcess] | None = None  # marked processes no running lane owns; admins only
 
 
 def home_tab(home: HomeView) -> View:
@@ -78,7 +80,29 @@ def home_tab(home: HomeView) -> View:
     blocks += [DividerBlock(), *_official(home.official)]
     blocks += manifest_blocks(home.manifest, home.manifest_problem)
     blocks += [] if home.set_aside is None else [_section(f"*Messages set aside*: {home.set_aside}")]
+    blocks += [] if not home.orphans else [_section(orphans_text(home.orphans))]
     return View(type="home", blocks=blocks[:MAX_VIEW_BLOCKS])
+
+
+ORPHANS_SHOWN = 10
+
+
+def orphans_text(orphans: Sequence[OrphanProcess]) -> str:
+    """Harbor processes carrying the bot's lane marker that belong to no running lane: an operator stops
+    them (they may hold a sandbox, an account's session, a slot on the host)."""
+    lines = [
+        f"*Orphaned lane processes* ({len(orphans)}): they carry the bot's lane marker but no running lane "
+        "owns them; stop each by hand (`kill -INT -<pid>`, its process group) once you have looked."
+    ]
+    lines += [
+        f"• pid {orphan.pid} on `{escape(orphan.host)}`"
+        + (f", job `{escape(orphan.job)}`" if orphan.job else "")
+        + f", marker `{escape(orphan.marker)}`, seen {when(orphan.seen_at)}"
+        for orphan in orphans[:ORPHANS_SHOWN]
+    ]
+    if len(orphans) > ORPHANS_SHOWN:
+        lines.append(f"… and {len(orphans) - ORPHANS_SHOWN} more")
+    return "\n".join(lines)
 
 
 def _section(text: str) -> SectionBlock:

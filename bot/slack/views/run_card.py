@@ -49,6 +49,17 @@ class RunCardView:
     paused_reason: str | None = None
     causes: tuple[CauseGroup, ...] = ()  # the ended lanes' failures, grouped by cause
     tasks_not_run: int = 0  # tasks with a lane still queued or cancelled (never ran to an end)
+    long_lanes: tuple[LongLane, ...] = ()  # running lanes past `long_lane_share` of their time limit
+
+
+@dataclass(frozen=True)
+class LongLane:
+    """A running lane the stall watchdog marked as past its share of the time limit."""
+
+    name: str  # `<task>/<role>`
+    attempt: int
+    elapsed: timedelta
+    limit: timedelta
 
 
 CAUSES_SHOWN = 5
@@ -62,6 +73,8 @@ def run_blocks(run: RunCardView) -> list[Block]:
         lines.append(timing)
     if run.state == RunState.PAUSED and run.tasks_not_run:
         lines.append(_paused_rest(run))
+    if run.long_lanes:
+        lines.append(_long_line(run.long_lanes))
     if run.causes:
         lines += ["*Failures by cause*", *cause_lines(run.causes, limit=CAUSES_SHOWN)]
     text = clip("\n".join(lines), SECTION_LIMIT)
@@ -78,6 +91,18 @@ def run_blocks(run: RunCardView) -> list[Block]:
             )
         )
     return blocks
+
+
+def _long_line(long: tuple[LongLane, ...]) -> str:
+    shown_lanes = [
+        f"`{clip(lane.name, 120)}` ({duration(lane.elapsed)} of {duration(lane.limit)})"
+        for lane in long[:LONG_SHOWN]
+    ]
+    more = f" and {len(long) - LONG_SHOWN} more" if len(long) > LONG_SHOWN else ""
+    return f":hourglass: *Near their time limit*: {', '.join(shown_lanes)}{more}"
+
+
+LONG_SHOWN = 5
 
 
 def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:

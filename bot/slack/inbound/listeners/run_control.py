@@ -1,5 +1,5 @@
-"""`Cancel` on the status card (a modal asks how and why), and `Rerun failed`, `Run the rest` and
-`Rerun a task…` on the final report."""
+"""`Cancel` on the status card (a modal asks how and why), `Rerun failed`, `Run the rest` and
+`Rerun a task…` on the final report, and `Stop and retry` on a stalled lane's note."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.limits import REASON_CHARS
 from bot.domain.states import LaneStatus
 from bot.services.control_args import CATEGORY_A
+from bot.services.lane_restart import LaneRestartService
 from bot.services.replays import ReplayGuard
 from bot.services.reply_queue import ReplyService
 from bot.services.requests import RunRequestService
@@ -73,8 +74,10 @@ class RunControlClicks:
         replays: ReplayGuard,
         requests: RunRequestService,
         task_reruns: TaskRerunService,
+        restarts: LaneRestartService,
     ) -> None:
         self._task_reruns = task_reruns
+        self._restarts = restarts
         self._replays = replays
         self._requests = requests  # who may act from where: the rule of `/csb status`
         self._control = control
@@ -181,6 +184,22 @@ class RunControlClicks:
             trigger_id=click.trigger_id,
         )
 
+    async def stop_and_retry(self, click: ButtonClick) -> None:
+        """`Stop and retry` on a stalled lane's note (its value the lane id): for whoever may cancel the
+        run, from where they may see it; the thread note that follows is the answer."""
+        if not await self._first_time(click):
+            return
+        await answering(
+            lambda: self._stop_and_retry(click),
+            lambda text: self._replies.ephemeral(click.response_url, text),
+        )
+
+    async def _stop_and_retry(self, click: ButtonClick) -> None:
+        actor = await self._directory.actor(click.user_id)
+        request_id = await self._restarts.request_of(click.row_id)
+        await self._requests.authorize_sight(request_id, actor, click.channel_id, "stop and retry a lane")
+        await self._restarts.stop_and_retry(click.row_id, actor)
+
     async def _first_time(self, click: ButtonClick) -> bool:
         """A replayed signed click (same user, element and action_ts) is ignored."""
         return await self._replays.first_time(click.user_id, click.action_id, click.action_ts)
@@ -205,6 +224,10 @@ def register(app: AsyncApp, clicks: RunControlClicks, listen: Prologue) -> None:
     @app.action(ActionId.RERUN_TASK.value)
     async def on_rerun_task(ack: AsyncAck, body: dict[str, Any]) -> None:
         await listen.run(ack, body, lambda: clicks.rerun_task(OptionChoice.from_body(body)))
+
+    @app.action(ActionId.STOP_RETRY.value)
+    async def on_stop_retry(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await listen.run(ack, body, lambda: clicks.stop_and_retry(ButtonClick.from_body(body)))
 
     @app.action(ActionId.RUN_REST.value)
     async def on_run_rest(ack: AsyncAck, body: dict[str, Any]) -> None:
