@@ -98,7 +98,7 @@ SAMPLES = [
 
 
 def test_a_run_over_budget_is_said_to_drain_and_why() -> None:
-    category, model = (event_text(event) for event in SAMPLES[-2:])
+    category, model = (event_text(event) for event in SAMPLES if isinstance(event, events.BudgetDrained))
     assert category == (
         ":double_vertical_bar: *Over budget*: `staging` runs have spent $301.50 in 2026-03, past the block "
         "line of $300.00 (budget $300.00), so the bot is draining run #8. No new pairs start (4 queued lanes "
