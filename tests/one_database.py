@@ -26,6 +26,9 @@ ONE_DATABASE_MODULES = frozenset(
         "test_e2e_compare",
         "test_e2e_named_tasks",
         "test_e2e_spend",
+        "test_e2e_accounts",
+        "test_e2e_stalls",
+        "test_e2e_orphans",
     }
 )
 DATABASES = ("sqlite", "postgresql")
