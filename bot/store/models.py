@@ -89,7 +89,11 @@ class Run(SQLModel, table=True):
 
 class Lane(SQLModel, table=True):
     __tablename__ = "lanes"
-    __table_args__ = (UniqueConstraint("run_id", "task_id", "role"),)
+    # `finished_at`: a run's ETA reads the latest finished lanes first (migration 0008).
+    __table_args__ = (
+        UniqueConstraint("run_id", "task_id", "role"),
+        Index("ix_lanes_finished_at", "finished_at"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="runs.id", index=True)
