@@ -7,6 +7,7 @@ outside the lock; the DELETE then touches at most `batch` rows by primary key.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from bot.domain.clock import Clock
 from bot.store import outbox_prune
 from bot.store.db import Store
 
-BATCH_ROWS = 500  # rows one DELETE removes: a few milliseconds of write lock (see bench/history.py)
+BATCH_ROWS = 200  # rows one DELETE removes: tens of ms of write lock at most (bench/history.py)
 PRUNE_TICK_SECONDS = 600.0  # old rows age by the day: every ten minutes is plenty
 
 
@@ -25,6 +26,7 @@ class Pruned:
     rows: int
     batches: int
     longest_batch_ms: float  # the longest batch's write transaction, wall time (its wait for the lock too)
+    median_batch_ms: float = 0.0
 
 
 class OutboxPruner:
@@ -51,18 +53,17 @@ class OutboxPruner:
 
     async def prune(self) -> Pruned:
         cutoff = self._clock.now() - self._keep
-        rows = batches = 0
-        longest = 0.0
+        rows = 0
+        walls: list[float] = []
         after = 0
         while True:
             async with self._store.read() as session:
                 found = await outbox_prune.next_range(session, cutoff, after, self._batch)
             if found is None:
-                return Pruned(rows, batches, longest)
+                return Pruned(rows, len(walls), max(walls, default=0.0), statistics.median(walls or [0.0]))
             first, last = found
             started = time.perf_counter()
             async with self._store.write() as session:
                 rows += await outbox_prune.delete_range(session, first, last, cutoff)
-            longest = max(longest, (time.perf_counter() - started) * 1000)
-            batches += 1
+            walls.append((time.perf_counter() - started) * 1000)
             after = last
