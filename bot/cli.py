@@ -203,8 +203,8 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_check)
     database = sub.add_parser(
         "db",
-        help="the database schema: `db upgrade` or `db current`",
-        description="The database's schema: `serve` upgrades it at start, so this is optional.",
+        help="the database: `db upgrade`, `db current` or `db stats`",
+        description="The database's schema: `serve` upgrades it at start, so this is optional; and its size.",
         epilog=_DB_ENV,
         formatter_class=_Help,
     )
@@ -214,6 +214,16 @@ def _parser() -> argparse.ArgumentParser:
             action, help=summary, description=summary, epilog=_DB_ENV, formatter_class=_Help
         )
         step.set_defaults(func=_database)
+    stats = actions.add_parser(
+        "stats", help=_DB_STATS, description=_DB_STATS, epilog=_DB_ENV, formatter_class=_Help
+    )
+    stats.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,  # a switch: no "(default: False)" in the help
+        help="print the figures as one JSON document (for automation)",
+    )
+    stats.set_defaults(func=_database_stats)
     return parser
 
 
@@ -221,6 +231,7 @@ _DB_ACTIONS = {
     "upgrade": "Bring the schema up to this version's, under a lock, every row kept; print the revision.",
     "current": "Print the database's schema revision against this version's; change nothing.",
 }
+_DB_STATS = "Print the row count and size of each table, and the whole database's size; change nothing."
 
 
 def _host_port(parser: argparse.ArgumentParser) -> None:
@@ -283,6 +294,26 @@ def _database(args: argparse.Namespace) -> int:
     found = asyncio.run(schema_revision(settings.csb_database_url, upgrade=args.action == "upgrade"))
     print(f"{settings.database_for_display()}: {describe_revision(found)}")
     return 0 if found.startable else 1
+
+
+def _database_stats(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from bot.settings import load_database_settings
+    from bot.store.sizes import measure_url
+
+    settings = load_database_settings()
+    size = asyncio.run(measure_url(settings.csb_database_url))
+    if getattr(args, "json", False):
+        print(json.dumps({"database": settings.database_for_display(), **size.as_json()}, indent=2))
+        return 0
+    print(f"{settings.database_for_display()}: {size.total_bytes:,} bytes ({size.how})")
+    print(f"  {'table':<20} {'rows':>12} {'bytes':>15}")
+    for table in size.tables:
+        shown = "?" if table.bytes is None else f"{table.bytes:,}"
+        print(f"  {table.name:<20} {table.rows:>12,} {shown:>15}")
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import logging
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 
+from bot.engine.outbox_pruner import PRUNE_TICK_SECONDS
 from bot.engine.scheduler import start_timers
 from bot.slack.inbound.intake import MAX_BODY_BYTES, Intake
 from bot.wiring import Bot
@@ -47,6 +48,7 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
                     "engine": (bot.engine.tick, bot.config.engine.tick_seconds),
                     "notifier": (bot.deliver_tick, bot.config.notifier.tick_seconds),
                     "approval-gate": (bot.gate_tick, GATE_TICK_SECONDS),
+                    "outbox-prune": (bot.prune_tick, PRUNE_TICK_SECONDS),
                 }
             )
         yield

@@ -99,6 +99,9 @@ class NotifierConfig(BaseModel):
     # A finished run's report flags its line against official with ⚠ when it has more regressions than
     # fixes and McNemar's exact p is below this.
     regression_alpha: float = Field(default=0.05, gt=0, lt=1)
+    # Sent outbox rows older than this are deleted by the timer holder (`bot/engine/outbox_pruner.py`);
+    # rows not yet sent, set aside, or remembering a message that goes once ever are kept.
+    keep_sent_days: float = Field(default=30, gt=0)
 
 
 class ServerConfig(BaseModel):

@@ -6,6 +6,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -16,6 +17,7 @@ from bot.domain.clock import Clock, SystemClock
 from bot.domain.redact import RedactingFilter, Redactor
 from bot.engine import Engine, build_engine
 from bot.engine.accounts import default_parallel, discover_homes, usable
+from bot.engine.outbox_pruner import OutboxPruner
 from bot.engine.promotion_runner import HOLD_ENV
 from bot.services.accounts import AccountService
 from bot.services.approvals import ApprovalService
@@ -60,6 +62,7 @@ class Bot:
     inflight: InFlight
     identity: SlackIdentity
     redact: Redactor  # every secret the bot holds, for whatever text leaves it
+    pruner: OutboxPruner
 
     def redact_logs(self) -> None:
         """Every handler of the root logger hides the bot's secrets (call once, in the process serving)."""
@@ -81,6 +84,10 @@ class Bot:
         if self.engine.lease.held:
             await self.approvals.expire_due()
             await self.approvals.remind_due()
+
+    async def prune_tick(self) -> None:
+        """Old sent outbox rows go; the pruner itself asks whether this process holds the lease."""
+        await self.pruner.tick()
 
 
 def with_csb_default_parallel(config: BotConfig, environ: Mapping[str, str], clock: Clock) -> BotConfig:
@@ -212,4 +219,10 @@ def build_bot(
         inflight=inflight,
         redact=redact,
         identity=identity,
+        pruner=OutboxPruner(
+            store,
+            clock,
+            timedelta(days=config.notifier.keep_sent_days),
+            may_prune=lambda: engine.lease.held,  # one pruner across bot processes, as for the timers
+        ),
     )

@@ -391,6 +391,7 @@ def test_serve_help_names_every_variable_the_settings_read_with_its_default(tmp_
         (["db"], "The database's schema"),
         (["db", "current"], "Print the database's schema revision"),
         (["db", "upgrade"], "Bring the schema up to this version's"),
+        (["db", "stats"], "Print the row count and size of each table"),
     ],
 )
 def test_every_subcommand_has_its_own_help(tmp_path: Path, command: list[str], says: str) -> None:

@@ -80,6 +80,9 @@ def test_check_and_db_import_no_slack_app_and_no_charts(tmp_path: Path) -> None:
     upgraded = _run(["db", "upgrade"], tmp_path)
     assert "bot.store.db" in upgraded
     assert upgraded & {"aiohttp.web", "slack_sdk", "bot.probes", "bot.slack", *APP} == set()
+    measured = _run(["db", "stats"], tmp_path)
+    assert "bot.store.sizes" in measured
+    assert measured & {"aiohttp.web", "slack_sdk", "bot.probes", "bot.slack", *APP} == set()
 
 
 def test_serve_answers_without_charts_or_the_playground(tmp_path: Path) -> None:

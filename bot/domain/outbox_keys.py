@@ -159,3 +159,13 @@ def _parsed(key: str) -> OutboxKey | None:
         return parse(key)
     except ValueError:
         return None
+
+
+# Topics whose keys `outbox.exists` asks about (a milestone, a run's report, a DM go once ever): their
+# rows are the only memory that the message went, so pruning old sent rows keeps them.
+ONCE_EVER = (Topic.MILESTONE, Topic.SUMMARY, Topic.DM)
+
+
+def topic_prefix(topic: Topic) -> str:
+    """What every key of `topic` starts with, for a query that picks rows by topic (`LIKE 'x:%'`)."""
+    return f"{topic.value}:"

@@ -1,0 +1,84 @@
+"""The hot queries' plans on PostgreSQL with history behind them: no sequential scan of lanes, outbox or
+audit rows. Every statement the answers of `/csb status`, `/csb runs`, `/csb audit` and App Home send
+(as `bench/history.py` times them) is caught as it goes to the database and asked `EXPLAIN` again.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from postgres_cluster import Cluster
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from history import Answers  # noqa: E402
+from history_fill import fill  # noqa: E402
+
+from bot.store.db import Store  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+RUNS = 40  # 40 runs x 264 tasks x 2 lanes: 21,648 lanes, more than the 10,000 the rule names
+HOT_TABLES = ("lanes", "outbox", "audit_events")
+LARGE = 10_000  # rows: below this a sequential scan is the planner's right choice (audit rows here)
+
+
+async def test_the_answers_scan_no_large_table(postgres: Cluster | None) -> None:
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    store = Store(postgres.new_database())
+    await store.create_tables()
+    filled = await fill(store, RUNS)
+    assert filled.lanes > 10_000 and filled.outbox > 10_000
+    async with store.engine.connect() as conn:
+        await conn.execute(text("ANALYZE"))
+        await conn.commit()
+    sent: list[tuple[str, Any]] = []
+
+    def caught(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            sent.append((statement, parameters))
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", caught)
+    answers = Answers(store, filled.probe_run)
+    for answer in answers.each().values():
+        await answer()
+    event.remove(store.engine.sync_engine, "before_cursor_execute", caught)
+    assert len(sent) > 10
+    async with store.engine.connect() as conn:
+        large = [table for table in HOT_TABLES if await _rows(conn, table) > LARGE]
+        assert "lanes" in large and "outbox" in large
+        assert await _scans(conn, sent, large) == []
+        # Without migration 0008's indexes that lead with `finished_at` (the spend's, and the suite's) the
+        # ETA's query reads every lane: the check above would fail.
+        for index in ("ix_lanes_finished", "ix_lanes_suite_finished", "ix_lanes_history"):
+            await conn.execute(text(f"DROP INDEX {index}"))
+        scans = await _scans(conn, sent, large)
+        assert scans and all("ORDER BY lanes.finished_at DESC" in statement for statement, _ in scans)
+        await conn.rollback()
+    await store.close()
+
+
+async def _rows(conn: AsyncConnection, table: str) -> int:
+    return int((await conn.execute(text(f"SELECT count(*) FROM {table}"))).scalar_one())
+
+
+async def _scans(
+    conn: AsyncConnection, sent: list[tuple[str, Any]], tables: list[str]
+) -> list[tuple[str, str]]:
+    """(statement, plan line) for each sequential scan of `tables` in the plans of the statements sent."""
+    unique = {(statement, repr(parameters)): (statement, parameters) for statement, parameters in sent}
+    scans = []
+    for statement, parameters in unique.values():
+        plan = (await conn.exec_driver_sql(f"EXPLAIN {statement}", parameters)).scalars().all()
+        scans += [
+            (statement, line) for line in plan if re.search(rf"Seq Scan on ({'|'.join(tables)})\b", line)
+        ]
+    return scans
