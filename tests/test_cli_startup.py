@@ -30,6 +30,7 @@ _RUN_AND_LIST = (
 CSB_BOT = [sys.executable, "-c", _RUN_AND_LIST]
 CHARTS = {"matplotlib", "numpy"}  # drawn in the drawing process, computed by the compare statistics
 MIGRATION_TOOLING = {"alembic", "mako", "pygments"}  # Mako loads Pygments for its error pages
+RAY = {"bot.executors.ray", "bot.executors.ray_check", "bot.rayjobs"}  # where lanes run on a Ray cluster
 APP = {"slack_bolt", "bot.slack.app", "bot.services", "bot.engine.factory", "bot.playground", *CHARTS}
 ANYTHING_BUT_ARGPARSE = {"pydantic", "sqlalchemy", "aiohttp", "slack_sdk", "bot.settings", "bot.domain", *APP}
 
@@ -106,6 +107,14 @@ def test_serve_answers_without_charts_or_the_playground(tmp_path: Path) -> None:
     imported = _serve(tmp_path)
     assert {"slack_bolt", "bot.slack.app", "bot.engine.factory"} <= imported
     assert imported & {"bot.playground", *CHARTS} == set()
+    assert imported & RAY == set()  # lanes run locally: the Ray executor is not loaded
+
+
+def test_the_ray_executor_loads_where_it_is_chosen(tmp_path: Path) -> None:
+    """What shows the check above would see them: `check` on a Ray deployment (its head a closed port)
+    loads Ray's check and Jobs client; the executor itself is built only by a serve that runs lanes."""
+    head = f"http://127.0.0.1:{free_port()}"
+    assert _run(["check"], tmp_path, CSB_EXECUTOR="ray", CSB_RAY_ADDRESS=head) >= RAY - {"bot.executors.ray"}
 
 
 def test_serve_on_a_database_at_head_loads_no_migration_tooling(tmp_path: Path) -> None:
