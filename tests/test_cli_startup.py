@@ -29,6 +29,8 @@ _RUN_AND_LIST = (
 )
 CSB_BOT = [sys.executable, "-c", _RUN_AND_LIST]
 CHARTS = {"matplotlib", "numpy"}  # drawn in the drawing process, computed by the compare statistics
+MIGRATION_TOOLING = {"alembic", "mako", "pygments"}  # Mako loads Pygments for its error pages
+RAY = {"bot.executors.ray", "bot.executors.ray_check", "bot.rayjobs"}  # where lanes run on a Ray cluster
 APP = {"slack_bolt", "bot.slack.app", "bot.services", "bot.engine.factory", "bot.playground", *CHARTS}
 ANYTHING_BUT_ARGPARSE = {"pydantic", "sqlalchemy", "aiohttp", "slack_sdk", "bot.settings", "bot.domain", *APP}
 
@@ -85,7 +87,8 @@ def test_check_and_db_import_no_slack_app_and_no_charts(tmp_path: Path) -> None:
     assert measured & {"aiohttp.web", "slack_sdk", "bot.probes", "bot.slack", *APP} == set()
 
 
-def test_serve_answers_without_charts_or_the_playground(tmp_path: Path) -> None:
+def _serve(tmp_path: Path) -> set[str]:
+    """The modules `serve` had loaded once it answered /healthz and was stopped."""
     port = free_port()
     with subprocess.Popen(
         [*CSB_BOT, "serve", "--port", str(port)],
@@ -100,9 +103,30 @@ def test_serve_answers_without_charts_or_the_playground(tmp_path: Path) -> None:
         finally:
             bot.terminate()
     assert bot.returncode == 0  # stopped as asked, so the list was written at exit
-    imported = _imported(tmp_path)
+    return _imported(tmp_path)
+
+
+def test_serve_answers_without_charts_or_the_playground(tmp_path: Path) -> None:
+    imported = _serve(tmp_path)
     assert {"slack_bolt", "bot.slack.app", "bot.engine.factory"} <= imported
     assert imported & {"bot.playground", *CHARTS} == set()
+    assert imported & RAY == set()  # lanes run locally: the Ray executor is not loaded
+
+
+def test_the_ray_executor_loads_where_it_is_chosen(tmp_path: Path) -> None:
+    """What shows the check above would see them: `check` on a Ray deployment (its head a closed port)
+    loads Ray's check and Jobs client; the executor itself is built only by a serve that runs lanes."""
+    head = f"http://127.0.0.1:{free_port()}"
+    assert _run(["check"], tmp_path, CSB_EXECUTOR="ray", CSB_RAY_ADDRESS=head) >= RAY - {"bot.executors.ray"}
+
+
+def test_serve_on_a_database_at_head_loads_no_migration_tooling(tmp_path: Path) -> None:
+    """Alembic (and Mako, and Pygments under it) loads only when a migration runs: a start on an empty
+    database migrates and loads it, which shows the check would see it; a restart on the same database,
+    now at head, reads the revision ids from the migrations' file names and loads none of it."""
+    first = _serve(tmp_path)  # the first start creates the schema
+    assert first >= MIGRATION_TOOLING
+    assert _serve(tmp_path) & MIGRATION_TOOLING == set()
 
 
 @pytest.mark.parametrize("command", ["serve", "playground"])

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -116,6 +118,52 @@ def test_a_launch_batch_checks_each_lane_path_though_it_resolves_shared_folders_
     ):
         with pytest.raises(InfraError, match="refused"):
             refused()
+
+
+def test_a_batch_resolves_each_lane_path_as_the_one_off_checks_do(tmp_path: Path) -> None:
+    """A batch walks only the part of a lane's path below its shared folder; the answer must be the one
+    `inside` and `lane_path` give by resolving the whole path, for links in or out, missing names, `..`
+    and a checkout that is itself reached by a link."""
+    real, victim = _checkout(tmp_path)
+    (real / LANE_DIR).mkdir(parents=True)
+    (real / LANE_DIR / "inner").symlink_to(real / LANE_DIR / "elsewhere", target_is_directory=True)
+    (real / LANE_DIR / "out").symlink_to(victim)
+    (real / "benchmarks/tasks/s/alias").symlink_to(real / "benchmarks/tasks/s/t")
+    (real / "benchmarks/tasks/s/away").symlink_to(victim)
+    repo = tmp_path / "linked"
+    repo.symlink_to(real)
+    lane_paths = [
+        "a.log",
+        "inner/a.log",
+        "out/x.log",
+        "missing/deeper/a.log",
+        "./a.log",
+        "inner/../a.log",
+        "",
+    ]
+    tasks = [
+        "benchmarks/tasks/s/t",
+        "benchmarks/tasks/s/alias",
+        "benchmarks/tasks/s/away",
+        "benchmarks/none/x",
+    ]
+    tasks += ["benchmarks/../benchmarks/tasks/s/t", "."]
+    batch = LaunchPaths(repo)  # one batch for every lane, as the dispatcher uses it
+    for name in [*(f"{LANE_DIR}/{name}" for name in lane_paths), str(victim)]:
+        _same(partial(batch.lane_path, LANE_DIR, name), partial(lane_path, repo, LANE_DIR, name))
+    for task in tasks:
+        _same(partial(batch.task_folder, task), partial(inside, repo, repo / task))
+
+
+def _same(batched: Callable[[], Path], one_off: Callable[[], Path]) -> None:
+    """Both calls answer the same path, or both refuse with the same words."""
+    answers: list[Path | str] = []
+    for call in (batched, one_off):
+        try:
+            answers.append(call())
+        except InfraError as exc:
+            answers.append(str(exc))
+    assert answers[0] == answers[1]
 
 
 async def test_a_suite_file_with_a_hostile_entry_is_refused_with_the_entry_named(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
@@ -48,6 +49,31 @@ def _differences(connection: Connection) -> list[object]:
 async def _schema_differences(store: Store) -> list[object]:
     async with store.engine.connect() as connection:
         return await connection.run_sync(_differences)
+
+
+def test_the_revisions_named_by_file_are_alembics_own() -> None:
+    """`serve` on a database at head reads the revision ids from the migrations' file names, without
+    Alembic; they must be what Alembic reads from the scripts, in the order they apply."""
+    config = Config()
+    config.set_main_option("script_location", "bot.store:migrations")
+    scripts = ScriptDirectory.from_config(config)
+    in_order = [script.revision for script in reversed(list(scripts.walk_revisions()))]
+    assert list(schema._shipped()) == in_order
+    assert schema.head() == scripts.get_current_head() == in_order[-1]
+
+
+def test_a_migration_file_not_named_after_its_revision_is_caught(tmp_path: Path) -> None:
+    """The check above fails when a script's name and its revision id disagree (a planted copy)."""
+    versions = tmp_path / "migrations" / "versions"
+    shutil.copytree(
+        schema.VERSIONS.parent, tmp_path / "migrations", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    last = sorted(versions.glob("0*.py"))[-1]
+    last.rename(versions / f"9{last.name[1:]}")
+    config = Config()
+    config.set_main_option("script_location", str(tmp_path / "migrations"))
+    by_alembic = {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
+    assert set(schema.revisions_in(versions)) != by_alembic
 
 
 @pytest.mark.parametrize("name", OLD_DATABASES)

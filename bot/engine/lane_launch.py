@@ -76,15 +76,16 @@ class LaneLauncher:
     def _lane_vars(self, lane: Lane, home: str, task_path: str) -> LaneVars:
         """`task_path`: the task as this lane runs it (its copy, if any), whose Dockerfile it builds."""
         cfg = self._launch
+        mcp_lane = lane.role == LaneRole.MCP  # only its Dockerfile is read (for its repos)
         return lane_vars(
             cfg.repo,
             home=home,
             config=lane.config,
             mcp_type=lane.mcp_type,
-            mcp_lane=lane.role == LaneRole.MCP,
+            mcp_lane=mcp_lane,
             task_path=lane.task_path,
             suite=lane.suite,
             task_id=lane.task_id,
             jobs_dir=lane.jobs_dir,
-            dockerfile=Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE,
+            dockerfile=Path(absolute(cfg.repo, task_path)) / "environment" / DOCKERFILE if mcp_lane else None,
         )

@@ -15,8 +15,6 @@ from pydantic import Field, TypeAdapter
 
 from bot.executors.base import Executor, ExecutorContext, ExecutorSettings, Probe
 from bot.executors.local import LocalExecutor, LocalSettings, check_local
-from bot.executors.ray import RayExecutor
-from bot.executors.ray_check import check_ray
 from bot.executors.ray_settings import RaySettings
 
 _S = TypeVar("_S", bound=ExecutorSettings)
@@ -31,12 +29,26 @@ class Registration(Generic[_S]):
     check: Callable[[_S], Awaitable[list[Probe]]]
 
 
+def _ray_executor(settings: RaySettings, context: ExecutorContext) -> Executor:
+    # The Ray executor and its Jobs client load when a deployment chooses Ray, not at every start of
+    # one that runs lanes locally (its settings load always: they are part of every settings file's shape).
+    from bot.executors.ray import RayExecutor
+
+    return RayExecutor.for_cluster(settings, context)
+
+
+async def _check_ray(settings: RaySettings) -> list[Probe]:
+    from bot.executors.ray_check import check_ray  # see `_ray_executor`
+
+    return await check_ray(settings)
+
+
 # The settings of any executor, told apart by `kind`.
 AnyExecutorSettings = Annotated[LocalSettings | RaySettings, Field(discriminator="kind")]
 
 EXECUTORS: Mapping[str, Registration[Any]] = {
     "local": Registration(LocalSettings, LocalExecutor.for_host, check_local),
-    "ray": Registration(RaySettings, RayExecutor.for_cluster, check_ray),
+    "ray": Registration(RaySettings, _ray_executor, _check_ray),
 }
 _ANY_SETTINGS: TypeAdapter[ExecutorSettings] = TypeAdapter(AnyExecutorSettings)
 LOCAL = LocalSettings()

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from alembic.util.exc import CommandError
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.url import make_url
@@ -136,7 +135,7 @@ class Store:
                 await conn.run_sync(schema.upgrade)
         except schema.SchemaProblem as exc:
             raise InfraError(f"{display_url(self.url)}: {exc}") from None
-        except (SQLAlchemyError, CommandError, OSError) as exc:
+        except (SQLAlchemyError, schema.MigrationFailed, OSError) as exc:
             raise self._failed("could not bring the schema up to date", exc) from exc
         log.info("database %s at schema revision %s", display_url(self.url), await self.revision())
 

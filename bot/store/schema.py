@@ -20,12 +20,15 @@ import logging
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +38,40 @@ FIRST = "0001"
 MIGRATION_LOCK = 0x6373_626D
 
 
+VERSIONS = Path(__file__).parent / "migrations" / "versions"
+_NUMBERED = re.compile(r"\d{4}")
+_REVISION_FILE = re.compile(r"(\d{4})_\w+\.py")
+
+
 def _config(connection: Connection | None = None) -> Config:
+    # Alembic loads here, on the path that migrates, not at every start: importing it costs a start a
+    # third of a second of CPU (it brings Mako, and Mako brings Pygments), and a database already at
+    # head needs only the revision ids, which the migrations' file names give (`_shipped`).
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", "bot.store:migrations")
     config.attributes["connection"] = connection
     return config
 
 
+def revisions_in(folder: Path) -> tuple[str, ...]:
+    """The revisions of a versions folder, in order: each migration's file is named `NNNN_what.py` after
+    its revision id (tests/test_migrations.py holds Alembic's own reading of the scripts to it)."""
+    found = (_REVISION_FILE.fullmatch(path.name) for path in folder.iterdir())
+    return tuple(sorted(match.group(1) for match in found if match))
+
+
+@cache
+def _shipped() -> tuple[str, ...]:
+    return revisions_in(VERSIONS)
+
+
 def head() -> str:
     """The newest revision this version of the bot ships."""
-    revision = ScriptDirectory.from_config(_config()).get_current_head()
-    assert revision is not None, "the package ships its migrations"
-    return revision
-
-
-_NUMBERED = re.compile(r"\d{4}")
+    shipped = _shipped()
+    assert shipped, "the package ships its migrations"
+    return shipped[-1]
 
 
 class SchemaKind(StrEnum):
@@ -111,7 +133,7 @@ def _kind(revision: str) -> SchemaKind:
 
 
 def _known() -> set[str]:
-    return {script.revision for script in ScriptDirectory.from_config(_config()).walk_revisions()}
+    return set(_shipped())
 
 
 def refusal(found: SchemaState) -> str:
@@ -158,7 +180,23 @@ def upgrade(connection: Connection) -> None:
             head(),
         )
         return
+    if found.kind is SchemaKind.CURRENT:
+        return  # nothing to apply, and no reason to load Alembic to find that out
+    _migrate(connection)
+
+
+class MigrationFailed(RuntimeError):
+    """Alembic refused or failed to run the migrations (its CommandError, kept as the cause)."""
+
+
+def _migrate(connection: Connection) -> None:
+    from alembic import command  # see `_config`: loaded only when a migration runs
+    from alembic.util.exc import CommandError
+
     config = _config(connection)
-    if _made_before_migrations(connection):
-        command.stamp(config, FIRST)  # made by create_all before migrations: it holds FIRST's schema
-    command.upgrade(config, "head")
+    try:
+        if _made_before_migrations(connection):
+            command.stamp(config, FIRST)  # made by create_all before migrations: it holds FIRST's schema
+        command.upgrade(config, "head")
+    except CommandError as exc:
+        raise MigrationFailed(str(exc)) from exc
