@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the engine's drivers for tests and be
 
 from idle import run_until_idle  # noqa: E402
 from lane_waits import wait_all  # noqa: E402
+from postgres_cluster import bench_cluster  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.child_env import child_environ  # noqa: E402
@@ -257,7 +258,7 @@ def main() -> int:
         from ray_cluster import ray_bin
 
         return compare(args.ray_address, Path(args.ray_bin) if args.ray_bin else ray_bin())
-    cluster = _postgres() if args.db == "postgres" else None
+    cluster = bench_cluster() if args.db == "postgres" else None
     try:
         return _compare(cluster, args.processes, args.rounds)
     finally:
@@ -288,17 +289,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--harbor", help=argparse.SUPPRESS)
     return parser
-
-
-def _postgres() -> Any:
-    from postgres_cluster import Cluster, server_bin
-
-    bin_dir = server_bin()
-    if bin_dir is None:
-        raise SystemExit("--db postgres needs PostgreSQL's server binaries (Debian: postgresql)")
-    cluster = Cluster(bin_dir)
-    cluster.start()
-    return cluster
 
 
 def _compare(cluster: Any, processes: int, rounds: int) -> int:

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the throwaway PostgreSQL cluster of the tests
 
+from postgres_cluster import bench_cluster  # noqa: E402
 from sqlalchemy import insert, text  # noqa: E402
 
 from bot.domain.budget import Budget  # noqa: E402
@@ -193,17 +194,6 @@ async def _measure(url: str, lanes: int, rounds: int) -> bool:
     return met
 
 
-def _postgres() -> Any:
-    from postgres_cluster import Cluster, server_bin
-
-    bin_dir = server_bin()
-    if bin_dir is None:
-        raise SystemExit("--db postgres needs PostgreSQL's server binaries (Debian: postgresql)")
-    cluster = Cluster(bin_dir)
-    cluster.start()
-    return cluster
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
@@ -212,7 +202,7 @@ def main() -> int:
     args = parser.parse_args()
     print(f"db={args.db}")
     if args.db == "postgres":
-        cluster = _postgres()
+        cluster = bench_cluster()
         try:
             met = asyncio.run(_measure(cluster.new_database(migrated=False), args.lanes, args.rounds))
         finally:

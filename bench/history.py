@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the throwaway PostgreSQL cluster of the tests
 
 from history_fill import ADMIN, CHANNEL, NOW, Filled, fill  # noqa: E402
+from postgres_cluster import bench_cluster  # noqa: E402
 
 from bot.csb.catalog import Catalog  # noqa: E402
 from bot.csb.child_env import child_environ  # noqa: E402
@@ -197,7 +198,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=30, help="timed answers of each kind per database")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="csb-history-bench-") as tmp:
-        cluster = _postgres() if args.db == "postgres" else None
+        cluster = bench_cluster() if args.db == "postgres" else None
         try:
             if cluster is None:
                 urls = (f"sqlite:///{tmp}/empty.db", f"sqlite:///{tmp}/history.db")
@@ -208,17 +209,6 @@ def main() -> int:
             if cluster is not None:
                 cluster.stop()
     return 0 if met else 1
-
-
-def _postgres() -> Any:
-    from postgres_cluster import Cluster, server_bin
-
-    bin_dir = server_bin()
-    if bin_dir is None:
-        raise SystemExit("--db postgres needs PostgreSQL's server binaries (Debian: postgresql)")
-    cluster = Cluster(bin_dir)
-    cluster.start()
-    return cluster
 
 
 if __name__ == "__main__":

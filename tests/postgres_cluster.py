@@ -157,3 +157,14 @@ class Cluster:
                 self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def bench_cluster() -> Cluster:
+    """A started throwaway cluster for a bench's `--db postgres` (the caller stops it); exits with a
+    one-line reason when PostgreSQL's server binaries are not installed."""
+    bin_dir = server_bin()
+    if bin_dir is None:
+        raise SystemExit("--db postgres needs PostgreSQL's server binaries (Debian: postgresql)")
+    cluster = Cluster(bin_dir)
+    cluster.start()
+    return cluster

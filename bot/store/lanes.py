@@ -435,31 +435,27 @@ async def want_stop(
 
 async def note_stall(session: AsyncSession, lane_id: int, attempt: int) -> bool:
     """Mark the attempt's stall as told; False when it already was (told once per attempt, on any replica)."""
-    result = await session.execute(
-        _update(Lane)
-        .where(
-            col(Lane.id) == lane_id,
-            col(Lane.state) == LaneStatus.RUNNING,
-            col(Lane.attempt) == attempt,
-            or_(col(Lane.stall_noted).is_(None), col(Lane.stall_noted) != attempt),
-        )
-        .values(stall_noted=attempt)
-        .returning(col(Lane.id))
-    )
-    return result.scalar_one_or_none() is not None
+    return await _note_once(session, lane_id, attempt, "stall_noted")
 
 
 async def note_long(session: AsyncSession, lane_id: int, attempt: int) -> bool:
     """Mark the attempt as past its share of the time limit (named on the card); False when it already was."""
+    return await _note_once(session, lane_id, attempt, "long_noted")
+
+
+async def _note_once(session: AsyncSession, lane_id: int, attempt: int, column: str) -> bool:
+    """Set `column` to the running attempt unless it holds it already: a guarded UPDATE, so one process
+    wins when several notice the same attempt."""
+    noted = getattr(Lane, column)
     result = await session.execute(
         _update(Lane)
         .where(
             col(Lane.id) == lane_id,
             col(Lane.state) == LaneStatus.RUNNING,
             col(Lane.attempt) == attempt,
-            or_(col(Lane.long_noted).is_(None), col(Lane.long_noted) != attempt),
+            or_(col(noted).is_(None), col(noted) != attempt),
         )
-        .values(long_noted=attempt)
+        .values({column: attempt})
         .returning(col(Lane.id))
     )
     return result.scalar_one_or_none() is not None
