@@ -72,6 +72,11 @@
       BOX +
       '<path d="M10 17v-2a3 3 0 0 1 3-3h13M23 8.5l3.5 3.5-3.5 3.5M26 19v2a3 3 0 0 1-3 3H10M13 27.5L9.5 24l3.5-3.5" ' +
       'fill="none" stroke="#fff" stroke-width="2.8" stroke-linecap="round" stroke-linejoin="round"/>',
+    arrows_counterclockwise:
+      BOX +
+      '<path d="M25.5 14A8 8 0 0 0 11 13.5M10.5 22a8 8 0 0 0 14.5 0.5" fill="none" stroke="#fff" stroke-width="2.8" ' +
+      'stroke-linecap="round"/><path d="M9.5 8.5v5.5h5.5M26.5 27.5V22H21" fill="none" stroke="#fff" ' +
+      'stroke-width="2.8" stroke-linecap="round" stroke-linejoin="round"/>',
     rotating_light:
       '<rect x="6" y="27" width="24" height="6" rx="1.5" fill="#66757f"/><path d="M9 27v-9a9 9 0 0 1 18 0v9z" fill="#dd2e44"/>' +
       '<path d="M13 19a5 5 0 0 1 5-5" fill="none" stroke="#ffb3bc" stroke-width="2.5" stroke-linecap="round"/>' +
