@@ -194,12 +194,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_CHECK_ENV,
         formatter_class=_Help,
     )
-    check.add_argument(
-        "--json",
-        action="store_true",
-        default=argparse.SUPPRESS,  # a switch: no "(default: False)" in the help
-        help="print the findings as one JSON document (for automation)",
-    )
+    _json_switch(check, "the findings")
     check.set_defaults(func=_check)
     database = sub.add_parser(
         "db",
@@ -217,14 +212,19 @@ def _parser() -> argparse.ArgumentParser:
     stats = actions.add_parser(
         "stats", help=_DB_STATS, description=_DB_STATS, epilog=_DB_ENV, formatter_class=_Help
     )
-    stats.add_argument(
+    _json_switch(stats, "the figures")
+    stats.set_defaults(func=_database_stats)
+    return parser
+
+
+def _json_switch(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--json`: `what` as one JSON document instead of lines of text."""
+    parser.add_argument(
         "--json",
         action="store_true",
         default=argparse.SUPPRESS,  # a switch: no "(default: False)" in the help
-        help="print the figures as one JSON document (for automation)",
+        help=f"print {what} as one JSON document (for automation)",
     )
-    stats.set_defaults(func=_database_stats)
-    return parser
 
 
 _DB_ACTIONS = {
