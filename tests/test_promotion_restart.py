@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from bot_process import CONFIG, BotProcess, World, request_and_approve, world
 from harness import CHANNEL, SECRET
+from sqlalchemy import text
 from test_e2e_run import card_text
 from waiting import until
 
@@ -261,7 +262,7 @@ async def test_a_bot_that_loses_the_lease_mid_promotion_stops_before_the_holder_
 
         # The first bot stalls (as a host under load, or a long GC pause) past the lease's ttl: the
         # second takes the timers, and the first, running again, finds its lease gone.
-        first.proc.send_signal(signal.SIGSTOP)
+        await _freeze_outside_a_transaction(w, first)
         try:
             await until(lambda: _holder_is(w, second), "the second bot to take the lease")
         finally:
@@ -315,6 +316,33 @@ async def test_a_bot_that_loses_the_lease_mid_promotion_stops_before_the_holder_
             return "the timer lease passed to another bot process" in text and outcome.value.upper() in text
 
         await until(card_says, "the promotion card to say the lease passed and how it ended")
+
+
+async def _freeze_outside_a_transaction(w: World, bot: BotProcess) -> None:
+    """SIGSTOP `bot` at a moment it holds no open transaction. Frozen inside one (a tick's or a
+    heartbeat's), it would keep its row locks, and PostgreSQL would make the other bot wait for the lease
+    row until it ran again: a freeze this test does not mean to stage. A transaction still open half a
+    second after the freeze, with the same start, is the frozen bot's (the other's last milliseconds)."""
+    for _ in range(20):
+        bot.proc.send_signal(signal.SIGSTOP)
+        before = await _open_transactions(w)
+        await asyncio.sleep(0.5)  # a sampling interval, not a wait for a timer
+        if not before & await _open_transactions(w):
+            return
+        bot.proc.send_signal(signal.SIGCONT)
+        await asyncio.sleep(0.2)
+    raise AssertionError("the bot was inside a transaction at each of 20 freezes")
+
+
+async def _open_transactions(w: World) -> set[tuple[int, str]]:
+    async with w.store.read() as session:
+        rows = await session.execute(
+            text(
+                "SELECT pid, xact_start::text FROM pg_stat_activity WHERE datname = current_database() "
+                "AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()"
+            )
+        )
+        return {(int(pid), str(start)) for pid, start in rows.all()}
 
 
 async def _holder_is(w: World, bot: BotProcess) -> bool:
