@@ -19,6 +19,7 @@ ONE_DATABASE_MODULES = frozenset(
         "test_e2e_promote",
         "test_engine_bad_results",
         "test_e2e_promotion",
+        "test_e2e_promotion_recheck",
         "test_multi_suite_folders",
         "test_e2e_coverage",
         "test_engine_pinning",

@@ -182,7 +182,7 @@ async def test_a_failed_gate_removes_approve_and_a_changed_tree_voids_it(tmp_pat
         before = tree(h.repo)
         (next(folder.rglob("result.json")).parent / "note.txt").write_text("changed after the card")
         reply = await click(h, APPROVER, "Approve")
-        assert "is void: the run's files or the MANIFEST changed" in reply
+        assert "is void: the run's files changed since its card was drawn" in reply
         assert "VOID" in card_text(promotion_card(h))
         await execute(h)
         assert tree(h.repo) == sorted([*before, str((next(folder.rglob("note.txt"))).relative_to(h.repo))])

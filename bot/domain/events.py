@@ -196,7 +196,8 @@ class StillWaiting(_Event):
 
 
 class PromotionEnded(_Event):
-    """A promotion of the run ended: `outcome` is its state (promoted, undone, lost), `step` the one that
+    """A promotion of the run ended: `outcome` is its state (promoted, undone, lost, or void: what its
+    card showed changed before its first step, `error` saying what), `step` the one that
     failed (None when none did), `error` redacted and clipped; `differences` where the MANIFEST written
     differs from the diff the card showed; `after_restart` when another bot process settled it
     (one started later, or the new lease holder)."""

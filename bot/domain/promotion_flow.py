@@ -4,7 +4,8 @@ A promotion is asked for (PENDING: the card shows CSB's dry run), approved (APPR
 lock on `runs/official`), executed step by step (EXECUTING: each step journalled as started, then done),
 and ends PROMOTED (the run is official), UNDONE (a step failed or the bot died before the move: the tree
 is as it was), LOST (the run folder is in neither place: an operator must look), REJECTED or VOID (the
-run's files or the MANIFEST changed after the card was drawn).
+run's files or the MANIFEST entries its diff touches changed after the card was drawn: found at the
+deciding approval, or again when it starts executing, before anything is moved).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from threading import Event
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.child_env import ChildEnv
-from bot.csb.promotion import execute
+from bot.csb.promotion import digest, execute
 from bot.csb.promotion.steps import Plan, Settled
 from bot.domain.clock import Clock
 from bot.domain.events import PromotionEnded
@@ -146,6 +146,8 @@ class PromotionRunner:
         )
         async with self._store.write() as session:
             await promotions.set_plan(session, promotion_id, execute.plans_json(plans))
+        if await self._voided(promotion, preview):
+            return
         differences: list[str] = []
         for step in Step:
             started = JournalEntry(step=step, phase=Phase.STARTED, runner=self._fence.runner)
@@ -162,6 +164,20 @@ class PromotionRunner:
                 return
             differences = ended
         await self._end(promotion, PromotionState.PROMOTED, differences=differences)
+
+    async def _voided(self, promotion: Promotion, preview: PromotionPreview) -> bool:
+        """Before the first step, with `runs/official` locked for this promotion: does what its card showed
+        still hold (the run's files, and the MANIFEST entries its diff touches, as at the deciding
+        approval)? Another promotion executed since may have changed those entries; then this one is void,
+        nothing moved, and its card says why. True when it was voided (or the lease went meanwhile)."""
+        now_shown = await asyncio.to_thread(digest.preview_digest, self._repo, preview)
+        why = digest.drift(promotion.digest, now_shown)
+        if why is None:
+            return False
+        error = clip(self._redact(f"{why} since the card was drawn (checked again as it started)"), _SHOWN)
+        log.warning("promotion %s void at execution start: %s", promotion.id, why)
+        await self._end(promotion, PromotionState.VOID, error=error)
+        return True
 
     async def _step(
         self, promotion: Promotion, step: Step, plans: list[Plan], preview: PromotionPreview, stop: Event
@@ -267,7 +283,8 @@ class PromotionRunner:
             ):
                 return False
             reason = error or (f"{len(differences)} MANIFEST differences" if differences else None)
-            await self._audit(session, promotion, f"promotion {to.value}", reason)
+            action = "promotion voided" if to is PromotionState.VOID else f"promotion {to.value}"
+            await self._audit(session, promotion, action, reason)
             await outbox.redraw_promotion(session, promotion.id, promotion.run_id, now)
             await outbox.tell_run(
                 session, promotion.run_id, what=f"promotion-{promotion.id}", event=event, now=now

@@ -8,13 +8,12 @@ aside. Nothing is written: the staging folders and `runs/official` are only read
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
 from pathlib import Path
 
 from bot.csb.harbor_run import run_folder_names
 from bot.csb.paths import RUNS_DIR, inside
 from bot.csb.promotion.destination import destination
+from bot.csb.promotion.digest import promotion_digest, touched_entries
 from bot.csb.promotion.execute import EXTRACT_SCRIPTS
 from bot.csb.promotion.gates import check_folder, check_gates
 from bot.csb.promotion.layout import MANIFEST_NAME, OFFICIAL, STAGING, official_runs_dir
@@ -126,7 +125,7 @@ class PromotionService:
             manifest_problem=problem,
             manifest_entries=entries,
             max_warnings=self._config.max_warnings,
-            digest=tree_digest([path for _, path in moving], manifest_path),
+            digest=str(promotion_digest([path for _, path in moving], manifest_path, touched_entries(diff))),
         )
 
     async def official(self, suite: str | None) -> list[OfficialLine]:
@@ -145,25 +144,3 @@ class PromotionService:
                 hint=OFFICIAL_USAGE,
             )
         return lines
-
-
-def tree_digest(folders: list[Path], manifest: Path) -> str:
-    """A digest of what a preview showed: each file's path, size and mtime, and the MANIFEST's bytes."""
-    digest = hashlib.sha256()
-    for folder in folders:
-        for current, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(files):
-                path = Path(current, name)
-                try:
-                    stat = path.lstat()
-                except OSError:
-                    continue
-                digest.update(
-                    f"{path.relative_to(folder.parent)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
-                )
-    try:
-        digest.update(manifest.read_bytes())
-    except OSError:
-        digest.update(b"no manifest")
-    return digest.hexdigest()[:16]

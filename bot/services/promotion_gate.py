@@ -1,8 +1,10 @@
 """A promotion's approval gate: asked for (its card shows CSB's dry run), approved N of M, or rejected.
 
-The card binds to what it showed: the digest of the run's files and the MANIFEST when it was drawn. The
-deciding approval draws the dry run again; when the digest differs the approvals are void, as for runs.
-The execution itself is the engine's (`bot.engine.promotion_runner`), which picks up APPROVED promotions.
+The card binds to what it showed: the digest of the run's files and of the MANIFEST entries its diff
+touches when it was drawn (`bot.csb.promotion.digest`). The deciding approval draws the dry run again;
+when the digest differs the approvals are void, as for runs. The execution itself is the engine's
+(`bot.engine.promotion_runner`), which picks up APPROVED promotions and checks the same digest again
+before its first step.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.csb.promotion import digest
 from bot.domain.clock import Clock
 from bot.domain.errors import CsbBotError, UserInputError
 from bot.domain.policy import Actor, PolicyConfig
@@ -131,7 +134,7 @@ class PromotionGate:
         """Before the deciding approval: the dry run again; another digest voids the promotion."""
         try:
             fresh = await self._service.current(promotion.run_id, force=promotion.force)
-            drift = None if fresh.digest == promotion.digest else "the run's files or the MANIFEST changed"
+            drift = None if fresh.digest == promotion.digest else _drift(promotion.digest, fresh)
         except CsbBotError as exc:
             drift = str(exc)
         if drift is None:
@@ -183,6 +186,13 @@ def card_view(promotion: Promotion, policy: PolicyConfig) -> PromotionCardView:
         decided_by=promotion.decided_by,
         after_restart=promotion.after_restart,
     )
+
+
+def _drift(shown: str, fresh: PromotionPreview) -> str:
+    """What changed since the card was drawn, told from the fresh dry run's digest."""
+    files, _, entries = fresh.digest.partition(".")
+    now = digest.ShownDigest(files=files, entries=entries, problem=fresh.manifest_problem)
+    return digest.drift(shown, now) or "the digest changed"
 
 
 def _blocked_by(run_id: int, promotion: Promotion) -> str:

@@ -20,7 +20,8 @@ from bot.store.models import Promotion, PromotionLock
 from bot.store.upsert import insert
 
 OFFICIAL_SCOPE = "runs/official"
-_ENDED = (PromotionState.PROMOTED, PromotionState.UNDONE, PromotionState.LOST)
+# How an executing promotion ends; VOID before its first step, when what its card showed changed.
+_ENDED = (PromotionState.PROMOTED, PromotionState.UNDONE, PromotionState.LOST, PromotionState.VOID)
 
 
 async def create(
@@ -213,7 +214,7 @@ async def end(
     error: str | None = None,
     after_restart: bool = False,
 ) -> bool:
-    """EXECUTING → PROMOTED, UNDONE or LOST, and the lock given back, in one transaction."""
+    """EXECUTING → PROMOTED, UNDONE, LOST or VOID, and the lock given back, in one transaction."""
     assert to in _ENDED
     moved = await move(
         session,

@@ -198,9 +198,14 @@ def promotion_ended(event: PromotionEnded) -> str:
         "the run is back in runs/staging as it was, runs/official is unchanged.",
         "lost": f":x: Promotion #{event.promotion_id} of run #{event.run_id}: the run folder is in neither "
         "runs/staging nor runs/official; nothing was touched, an operator must look.",
+        "void": f":warning: Promotion #{event.promotion_id} of run #{event.run_id} is void: what its card "
+        "showed no longer holds, so nothing was moved or written. Ask again with "
+        f"`/csb promote {event.run_id}` to see the current state.",
     }.get(event.outcome, f"Promotion #{event.promotion_id} ended {escape(event.outcome)}{when}.")
     lines = [head]
-    if event.error:
+    if event.error and event.outcome == "void":
+        lines.append(f"Why: {escape(event.error)}")
+    elif event.error:
         step = f" at step `{escape(event.step)}`" if event.step else ""
         lines.append(f"Failed{step}: {escape(event.error)}")
     if event.differences:

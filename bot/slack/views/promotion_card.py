@@ -110,8 +110,9 @@ def _decision_blocks(view: PromotionCardView) -> list[Block]:
             if view.after_restart
             else ""
         )
+        label = ":warning: *Void*" if view.state is PromotionState.VOID else ":x: *Failed*"
         blocks.append(
-            SectionBlock(text=MarkdownTextObject(text=f":x: *Failed*{restart}: {shown(view.error, 1500)}"))
+            SectionBlock(text=MarkdownTextObject(text=f"{label}{restart}: {shown(view.error, 1500)}"))
         )
     if view.state is PromotionState.PENDING:
         elements = [
