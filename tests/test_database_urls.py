@@ -8,7 +8,14 @@ import pytest
 from pydantic import ValidationError
 
 from bot.settings import DatabaseSettings, Settings
-from bot.store.db import COMMAND_TIMEOUT_SEC, _pool_options, async_url, display_url
+from bot.store.db import (
+    COMMAND_TIMEOUT_SEC,
+    IDLE_OPTION,
+    _driver_url,
+    _pool_options,
+    async_url,
+    display_url,
+)
 
 SECRET_URL = "postgresql+asyncpg://csb:hunter2-secret@db.internal:5432/csb"
 
@@ -60,7 +67,24 @@ def test_every_postgresql_statement_has_a_deadline_the_url_may_set() -> None:
     other work is given up (busy) before that deadline (`_pool_options`)."""
     url = "postgresql+asyncpg://bot@db:5432/csb"
     assert _pool_options(url)["connect_args"]["command_timeout"] == COMMAND_TIMEOUT_SEC
-    assert _pool_options(url)["connect_args"]["server_settings"] == {"lock_timeout": "8000"}
+    idle = {"idle_in_transaction_session_timeout": "60000"}
+    assert _pool_options(url)["connect_args"]["server_settings"] == {"lock_timeout": "8000", **idle}
     own = _pool_options(f"{url}?command_timeout=60")["connect_args"]
-    assert "command_timeout" not in own and own["server_settings"] == {"lock_timeout": "48000"}
+    assert "command_timeout" not in own and own["server_settings"] == {"lock_timeout": "48000", **idle}
     assert _pool_options("sqlite:///x.db") == {}
+
+
+def test_a_session_idle_in_a_transaction_is_ended_by_the_server_after_a_time_the_url_may_set() -> None:
+    """A process frozen inside a transaction must not keep its row locks for good; the URL's own key
+    sets the time (seconds, 0: never) and is kept from the driver, which would refuse it."""
+    url = "postgresql+asyncpg://bot:pw@db:5432/csb"
+    settings = _pool_options(f"{url}?{IDLE_OPTION}=2.5&command_timeout=5")["connect_args"]["server_settings"]
+    assert settings["idle_in_transaction_session_timeout"] == "2500"
+    assert (
+        _pool_options(f"{url}?{IDLE_OPTION}=0")["connect_args"]["server_settings"][
+            "idle_in_transaction_session_timeout"
+        ]
+        == "0"
+    )
+    assert _driver_url(f"{url}?{IDLE_OPTION}=2.5&command_timeout=5") == f"{url}?command_timeout=5"
+    assert _driver_url(url) == url

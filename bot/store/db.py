@@ -29,6 +29,13 @@ PING_TIMEOUT_SEC = 2.0
 # The longest one statement may take on PostgreSQL (see `_pool_options`); the bot's own take milliseconds.
 COMMAND_TIMEOUT_SEC = 10.0
 LOCK_TIMEOUT_SHARE = 0.8  # of that deadline, the longest wait for a lock (SQLite's busy timeout is 10 s)
+# PostgreSQL ends a session left idle inside a transaction this long (`?idle_in_transaction_timeout=N` in
+# the URL, seconds, sets another; 0 turns it off). The bot never waits on anything but its own statements
+# and a few milliseconds of Python inside a transaction, so only a frozen process (SIGSTOP, a suspended
+# VM, a debugger) or a stalled event loop leaves one idle; a frozen one would otherwise keep its row
+# locks, the lease row among them, until it ran again, and no replica could take the timers.
+IDLE_IN_TRANSACTION_SEC = 60.0
+IDLE_OPTION = "idle_in_transaction_timeout"  # the bot's own query key: never handed to the driver
 
 
 _ASYNC_DRIVERS = {
@@ -86,6 +93,11 @@ def _pool_options(url: str) -> dict[str, Any]:
     `command_timeout`: a server that stops answering on open connections (a network cut, a frozen host)
     would otherwise hold each of them for good, and with them the whole pool. At the deadline the
     statement fails as "unavailable" and its connection is thrown away, so the pool mends itself.
+
+    The other way round, a bot process frozen inside a transaction has its session ended by the server
+    after `IDLE_IN_TRANSACTION_SEC` (`idle_in_transaction_session_timeout`), its locks with it. When it
+    runs again its next statement fails (the connection is closed), the transaction is rolled back, and
+    the pool, which knows that connection is gone, opens a fresh one for the next checkout.
     """
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
@@ -94,7 +106,9 @@ def _pool_options(url: str) -> dict[str, Any]:
     # A lock held by other work is given up before the deadline, as PostgreSQL's "lock timeout" (busy),
     # not taken for a server that stopped answering (unavailable).
     lock_ms = int(LOCK_TIMEOUT_SHARE * deadline * 1000)
-    connect_args: dict[str, Any] = {"timeout": 2, "server_settings": {"lock_timeout": str(lock_ms)}}
+    idle_ms = int(max(_seconds(parsed.query.get(IDLE_OPTION), IDLE_IN_TRANSACTION_SEC), 0) * 1000)
+    server_settings = {"lock_timeout": str(lock_ms), "idle_in_transaction_session_timeout": str(idle_ms)}
+    connect_args: dict[str, Any] = {"timeout": 2, "server_settings": server_settings}
     if "command_timeout" not in parsed.query:  # the URL's own, when given, reaches asyncpg as it is
         connect_args["command_timeout"] = deadline
     return {
@@ -105,6 +119,14 @@ def _pool_options(url: str) -> dict[str, Any]:
         "pool_recycle": 1800,
         "connect_args": connect_args,
     }
+
+
+def _driver_url(url: str) -> str:
+    """The URL without the bot's own query keys, which the driver would refuse."""
+    parsed = make_url(url)
+    if IDLE_OPTION not in parsed.query:
+        return url
+    return parsed.difference_update_query([IDLE_OPTION]).render_as_string(hide_password=False)
 
 
 def _seconds(given: object, default: float) -> float:
@@ -122,7 +144,7 @@ class Store:
         path = _sqlite_path(self.url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine = create_async_engine(self.url, **_pool_options(self.url))
+        self.engine = create_async_engine(_driver_url(self.url), **_pool_options(self.url))
         self._is_sqlite = self.engine.dialect.name == "sqlite"
         if self._is_sqlite:
             _install_sqlite_pragmas(self.engine)
