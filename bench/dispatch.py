@@ -3,7 +3,10 @@ the engine (claims, accounts, markers, result reading, a real SQLite file) again
 through `xargs -P 32`, in one run of this script.
 
 The two alternate for a few rounds and each keeps its best wall. Prints both walls and the bot's
-peak RSS, then `lanes=528`, `claims_per_sec` and, last, `ratio=<engine / xargs>` (goal ≤ 1.3).
+peak RSS, then `lanes=528`, `claims_per_sec`, the engine's CPU time (`engine_cpu_sec`: every thread of
+the bot's process or processes, from the run queued to its end, best round), its ticks and
+`cpu_per_tick_ms` (that round's), the load average, and, last, `ratio=<engine / xargs>` (goal ≤ 1.3). On
+a shared machine the walls move with the load; the CPU figures much less.
 Run: `.venv/bin/python bench/dispatch.py`.
 
 `--db postgres` runs the engine side as two bot processes (`--processes N`) sharing a throwaway
@@ -22,13 +25,16 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import resource
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +54,7 @@ from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.outcome import LaneStatus  # noqa: E402
 from bot.domain.spec import RunParams, RunSpec  # noqa: E402
 from bot.domain.states import RequestState  # noqa: E402
-from bot.engine import build_engine  # noqa: E402
+from bot.engine import Engine, build_engine  # noqa: E402
 from bot.settings import EngineConfig  # noqa: E402
 from bot.store import runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
@@ -181,29 +187,64 @@ async def passed_once(store: Store, run_id: int) -> int:
     return sum(1 for lane in lanes if lane.state is LaneStatus.PASSED and lane.attempt == 1)
 
 
-async def run_engine(root: Path, repo: Path, harbor: Path, db: str = "bench.db") -> tuple[float, int]:
+@dataclass
+class EngineCost:
+    """The engine side's CPU seconds (all threads of its processes) and ticks over one run."""
+
+    cpu_sec: float = 0.0
+    ticks: int = 0
+
+    def add(self, line: str) -> None:
+        """A bot process's last line: `cost <cpu seconds> <ticks>`."""
+        _, cpu, ticks = line.split()
+        self.cpu_sec += float(cpu)
+        self.ticks += int(ticks)
+
+
+def counting_ticks(engine: Engine) -> list[int]:
+    """Count the engine's ticks (the timer's, a lane exit's, a driver's) in the returned list's one item."""
+    count = [0]
+    tick = engine.tick
+
+    async def counted() -> None:
+        count[0] += 1
+        await tick()
+
+    engine.tick = counted  # type: ignore[method-assign]
+    return count
+
+
+async def run_engine(
+    root: Path, repo: Path, harbor: Path, db: str = "bench.db"
+) -> tuple[float, int, EngineCost]:
     store = Store(f"sqlite:///{root / db}")
     await store.create_tables()
     run_id = await queue_bench_run(store, repo)
     config = EngineConfig(global_slots=PARALLEL)
     engine = build_engine(store, launch_config(root, repo, harbor), config, SystemClock(), eager=False)
+    ticks = counting_ticks(engine)
+    cpu = time.process_time()
     start = time.perf_counter()
     await run_until_idle(engine, store)
     wall = time.perf_counter() - start
+    cost = EngineCost(time.process_time() - cpu, ticks[0])
     passed = await passed_once(store, run_id)
     await store.close()
-    return wall, passed
+    return wall, passed, cost
 
 
 async def run_engine_processes(
     url: str, root: Path, repo: Path, harbor: Path, processes: int
-) -> tuple[float, int]:
+) -> tuple[float, int, EngineCost]:
     """The engine side as `processes` bot processes on one database; the wall from queueing to done."""
     store = Store(url)
     await store.create_tables()
     argv = [sys.executable, __file__, "--engine-of", url, "--root", str(root), "--harbor", str(harbor)]
     children = [
-        await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE) for _ in range(processes)
+        await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        for _ in range(processes)
     ]
     try:
         for child in children:
@@ -211,9 +252,19 @@ async def run_engine_processes(
             assert (await child.stdout.readline()).strip() == b"ready", "an engine process did not start"
         run_id = await queue_bench_run(store, repo)
         queued = time.time()  # as on SQLite: from the run queued (528 rows written) to its end
+        for child in children:  # from here on each counts its CPU time and ticks
+            assert child.stdin is not None
+            child.stdin.write(b"go\n")
+            await child.stdin.drain()
         while (finished := await _finished_at(store, run_id)) is None:
             await asyncio.sleep(FINISH_POLL_SEC)
-        return finished.timestamp() - queued, await passed_once(store, run_id)
+        wall, passed = finished.timestamp() - queued, await passed_once(store, run_id)
+        cost = EngineCost()
+        for child in children:
+            assert child.stdout is not None
+            child.terminate()
+            cost.add((await child.stdout.readline()).decode())
+        return wall, passed, cost
     finally:
         for child in children:
             if child.returncode is None:
@@ -234,13 +285,27 @@ async def engine_process(url: str, root: Path, harbor: Path) -> None:
     store = Store(url)
     config = EngineConfig(global_slots=PARALLEL, tick_seconds=0.1)
     engine = build_engine(store, launch_config(root, root / "csb", harbor), config, SystemClock(), eager=True)
+    ticks = counting_ticks(engine)
     print("ready", flush=True)
     stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(15, stop.set)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(15, stop.set)
+    cpu = time.process_time()
+
+    def start_counting() -> None:
+        nonlocal cpu
+        cpu, ticks[0] = time.process_time(), 0
+
+    def wait_for_go() -> None:  # "go": the run is queued, counting starts
+        if sys.stdin.readline():
+            loop.call_soon_threadsafe(start_counting)
+
+    threading.Thread(target=wait_for_go, daemon=True).start()  # never keeps the process from ending
     while not stop.is_set():
         await engine.tick()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), config.tick_seconds)
+    print(f"cost {time.process_time() - cpu:.3f} {ticks[0]}", flush=True)
     await engine.shutdown()
     await wait_all(engine.executor)
     await store.close()
@@ -295,6 +360,7 @@ def _compare(cluster: Any, processes: int, rounds: int) -> int:
     lanes = TASKS * len(LANES)
     xargs_walls: list[float] = []
     engine_walls: list[float] = []
+    costs: list[EngineCost] = []
     with tempfile.TemporaryDirectory(prefix="csb-dispatch-bench-") as tmp:
         root = Path(tmp)
         repo, harbor = make_checkout(root)
@@ -303,11 +369,12 @@ def _compare(cluster: Any, processes: int, rounds: int) -> int:
             written = len(list((repo / "runs").rglob("result.json")))
             shutil.rmtree(repo / "runs")
             if cluster is None:
-                wall, passed = asyncio.run(run_engine(root, repo, harbor, db=f"bench-{round_no}.db"))
+                wall, passed, cost = asyncio.run(run_engine(root, repo, harbor, db=f"bench-{round_no}.db"))
             else:
                 url = cluster.new_database()
-                wall, passed = asyncio.run(run_engine_processes(url, root, repo, harbor, processes))
+                wall, passed, cost = asyncio.run(run_engine_processes(url, root, repo, harbor, processes))
             engine_walls.append(wall)
+            costs.append(cost)
             shutil.rmtree(repo / "runs")
             if passed != lanes or written != lanes:
                 print(
@@ -318,8 +385,14 @@ def _compare(cluster: Any, processes: int, rounds: int) -> int:
     print(f"engine wall: {min(engine_walls):.3f} s (rounds: {', '.join(f'{w:.2f}' for w in engine_walls)})")
     print(f"xargs wall: {min(xargs_walls):.3f} s (rounds: {', '.join(f'{w:.2f}' for w in xargs_walls)})")
     print(f"bot peak RSS: {peak_mb:.1f} MB")
+    print(f"engine CPU: rounds {', '.join(f'{c.cpu_sec:.2f} s in {c.ticks} ticks' for c in costs)}")
+    cheapest = min(costs, key=lambda cost: cost.cpu_sec)
     print(f"lanes={lanes}")
     print(f"claims_per_sec={lanes / min(engine_walls):.1f}")
+    print(f"engine_cpu_sec={cheapest.cpu_sec:.2f}")
+    print(f"ticks={cheapest.ticks}")
+    print(f"cpu_per_tick_ms={1000 * cheapest.cpu_sec / max(cheapest.ticks, 1):.1f}")
+    print(f"load_avg_1m={os.getloadavg()[0]:.1f}")
     print(f"ratio={min(engine_walls) / min(xargs_walls):.3f}")
     return 0
 

@@ -11,6 +11,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from bot.engine.outbox_pruner import PRUNE_TICK_SECONDS
 from bot.engine.scheduler import start_timers
 from bot.slack.inbound.intake import MAX_BODY_BYTES, Intake
+from bot.slack.outbound.webclient import close_client
 from bot.wiring import Bot
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
             await scheduler.stop()  # ticks under way finish first
         await bot.engine.shutdown()  # lanes run on; a successor takes the timers at once and adopts them
         await bot.inflight.wait_idle()
+        await close_client(bot.app.client)
         await bot.store.close()
 
     return lifecycle

@@ -4,10 +4,13 @@ each of these only to the method and channel it was asked to."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestServer
+from aiohttp.typedefs import Handler
 from slack_sdk.errors import SlackApiError
 from waiting import until
 
@@ -67,3 +70,39 @@ async def test_a_held_call_times_out_and_slack_still_does_the_work(
     hold.release()
     await until(lambda: standin.messages("C0PLAY"), "the released call to store its post")
     assert [m["text"] for m in standin.messages("C0PLAY")] == ["slow"]
+
+
+async def test_calls_share_one_connection_and_a_client_moves_to_another_loop() -> None:
+    """The client keeps one pool in the loop it is called from: three calls, one connection; called from
+    another event loop (its own thread) it opens a pool there, and back here one again."""
+    standin = SlackStandin(bot_token=TOKEN)
+    app = standin.build_app()
+    peers: list[object] = []
+
+    @web.middleware
+    async def note_peer(request: web.Request, handler: Handler) -> web.StreamResponse:
+        peers.append(request.transport.get_extra_info("peername") if request.transport else None)
+        return await handler(request)
+
+    app.middlewares.append(note_peer)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    client = web_client(TOKEN, str(server.make_url("/api/")), timeout=30.0)
+    try:
+        for n in range(3):
+            assert (await client.chat_postMessage(channel="C0PLAY", text=f"here {n}"))["ok"]
+        assert len(peers) == 3 and len(set(peers)) == 1, peers
+
+        async def elsewhere() -> bool:
+            try:
+                return bool((await client.chat_postMessage(channel="C0PLAY", text="there"))["ok"])
+            finally:
+                await client.close()
+
+        assert await asyncio.to_thread(asyncio.run, elsewhere())
+        assert (await client.chat_postMessage(channel="C0PLAY", text="back"))["ok"]
+        assert [m["text"] for m in standin.messages("C0PLAY")][-2:] == ["there", "back"]
+    finally:
+        await client.close()
+        await server.close()
+    assert client.session is None

@@ -5,11 +5,16 @@ category with a budget (and every model that budget names) that has a run still 
 a run whose category or model spent past the block line is drained as `/csb cancel --drain` drains:
 queued lanes dropped, running lanes finish, nothing new starts. The thread is told why (a
 `BudgetDrained` event). A run an override approver approved past the line is left alone.
+
+The month's sums are the costly part (an aggregate over the month's lanes), and they change only as
+lanes end: the tick keeps them and reads them again only when it settled a lane (`spend_changed`), when
+the month turns, or after `SPEND_RECHECK` (lanes settled by anything but this engine). The runs are
+read every tick, so a new run is judged against the sums at once.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +26,8 @@ from bot.domain.states import UNSTOPPED_RUN_STATES, RunState
 from bot.store import audit, lanes, outbox, runs, spend
 from bot.store.records import Run
 
+SPEND_RECHECK = timedelta(minutes=1)
+
 
 class BudgetDrain:
     def __init__(self, policy: PolicyConfig) -> None:
@@ -29,6 +36,13 @@ class BudgetDrain:
             for category in Category
             if (budget := policy.for_category(category).budget) is not None
         }
+        self._spent: dict[tuple[str, str | None], float] = {}  # the month's sums as last read
+        self._spent_month: str | None = None
+        self._spent_read_at: datetime | None = None  # when the first of them was read
+
+    def spend_changed(self) -> None:
+        """Lanes ended (their cost is recorded): read the sums again at the next check."""
+        self._spent.clear()
 
     async def drain_over_budget(self, session: AsyncSession, now: datetime) -> list[int]:
         """Drain every run past its budget's block line, in the tick's transaction; the ids drained."""
@@ -36,7 +50,12 @@ class BudgetDrain:
             return []
         month = month_of(now)
         start, end = month_bounds(month)
-        spent: dict[tuple[str, str | None], float] = {}
+        read_at = self._spent_read_at
+        if month != self._spent_month or read_at is None or not read_at <= now < read_at + SPEND_RECHECK:
+            self._spent.clear()
+        if not self._spent:
+            self._spent_month, self._spent_read_at = month, now
+        spent = self._spent
 
         async def spent_by(category: str, model: str | None) -> float:
             if (category, model) not in spent:

@@ -16,6 +16,7 @@ import asyncio
 import logging
 
 from bot.domain.clock import Clock
+from bot.domain.promotion_flow import PromotionState
 from bot.engine.after_batch import AfterBatchRunner
 from bot.engine.budget_drain import BudgetDrain
 from bot.engine.closing import close_runs
@@ -28,6 +29,7 @@ from bot.engine.reconcile import Reconciler
 from bot.engine.watch import Watcher
 from bot.executors.base import Executor
 from bot.store.db import Store
+from bot.store.promotions import states_present
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ log = logging.getLogger(__name__)
 # milliseconds of each other, and one tick for all of them is far cheaper than one each, at a cost of
 # a few milliseconds of a 0.2 s-or-longer lane.
 GATHER_QUIET = 0.004
+# The promotion states the runner acts on from the tick: a tick that finds none skips both of its looks.
+_PROMOTION_WORK = (PromotionState.EXECUTING, PromotionState.APPROVED)
 
 
 class Engine:
@@ -83,13 +87,18 @@ class Engine:
             if holding.fresh:
                 self._unreconciled = True
                 await self._dispatcher.prepare()
+            reconciled = self._unreconciled  # lanes the reconciliation settles spent money too
             if self._unreconciled:
                 # Until it succeeds nothing else runs: the watcher would take a lost lane for one
                 # still running elsewhere and, hours later, record it as a timeout.
                 # A lane that may still be starting is looked for again next tick (`SPAWN_GRACE`).
                 self._unreconciled = (await self._reconciler.reconcile()).pending > 0
-            await self.promotions.settle_interrupted()  # a cut-off one, once its runner has stopped
-            judged = await self._watcher.judge(await self._watcher.observe())
+            async with self._store.read() as session:  # what this tick acts on, in one read
+                running = await self._watcher.running(session)
+                promoting = await states_present(session, _PROMOTION_WORK)
+            if PromotionState.EXECUTING in promoting:  # a cut-off one, once its runner has stopped
+                await self.promotions.settle_interrupted()
+            judged = await self._watcher.judge(await self._watcher.observe(running))
             await self._dispatcher.refresh_ready_homes()
             await self._dispatcher.refresh_usage()
             await self._dispatcher.check_executor()
@@ -99,13 +108,16 @@ class Engine:
                 endings = await self._watcher.settle(session, judged, now)
                 closed = await close_runs(session, now)
                 if self._budgets is not None:  # before the claim: a run over budget starts nothing more
+                    if endings or reconciled:
+                        self._budgets.spend_changed()
                     await self._budgets.drain_over_budget(session, now)
                 batch = await self._dispatcher.claim(session, now, ())
             self._watcher.forget(endings)
             self.after_batch.start(closed)
             await self._dispatcher.launch(batch.claims)
             await self._start_queued(batch.unpinned)
-            await self.promotions.start_approved()
+            if PromotionState.APPROVED in promoting:
+                await self.promotions.start_approved()
             if self._orphans is not None:
                 await self._orphans.look(now)
 

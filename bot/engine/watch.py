@@ -65,12 +65,15 @@ class Watcher:
         self._stalls = StallWatch(store, repo, config)
         self._redact = redact  # a lane's reason may quote its log, which may print a secret
 
-    async def observe(self) -> list[Ended]:
-        """The running lanes that ended (one look at the executor for all); live ones are stopped when
-        they must be."""
+    async def running(self, session: AsyncSession) -> list[tuple[Lane, RunState]]:
+        """The running lanes with their run's state, read in the caller's session (the tick reads what
+        it needs to decide in one)."""
+        return await lanes.running_lanes_with_run_state(session)
+
+    async def observe(self, running: list[tuple[Lane, RunState]]) -> list[Ended]:
+        """Of `running` (as `running` read them), the lanes that ended (one look at the executor for
+        all); live ones are stopped when they must be."""
         now = self._clock.now()
-        async with self._store.read() as session:
-            running = await lanes.running_lanes_with_run_state(session)
         if not running:
             return []
         seen = await self._executor.observe([lane_ref(lane) for lane, _ in running])

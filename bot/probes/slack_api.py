@@ -30,14 +30,17 @@ class SlackProbe:
         client = web_client(
             settings.slack_bot_token.get_secret_value(), settings.slack_api_url, CALL_TIMEOUT_SEC
         )
-        lines = await _auth_test(client, settings.slack_api_url)
-        if settings.slack_app_token is None:
-            lines.append(
-                note("serve will use HTTP: SLACK_APP_TOKEN is unset, so Slack posts to /slack/events")
-            )
-        else:
-            lines.append(await _socket_mode(client, settings.slack_app_token.get_secret_value()))
-        return lines
+        try:
+            lines = await _auth_test(client, settings.slack_api_url)
+            if settings.slack_app_token is None:
+                lines.append(
+                    note("serve will use HTTP: SLACK_APP_TOKEN is unset, so Slack posts to /slack/events")
+                )
+            else:
+                lines.append(await _socket_mode(client, settings.slack_app_token.get_secret_value()))
+            return lines
+        finally:
+            await client.close()
 
 
 async def _auth_test(client: AsyncWebClient, api_url: str) -> list[Line]:

@@ -244,3 +244,12 @@ def entries(promotion: records.Promotion) -> tuple[JournalEntry, ...]:
 
 def approvers(promotion: records.Promotion) -> list[str]:
     return [str(user) for user in json.loads(promotion.approvers_json)]
+
+
+async def states_present(session: AsyncSession, states: tuple[PromotionState, ...]) -> set[PromotionState]:
+    """Which of `states` some promotion is in now: one query, so the engine's tick asks the runner to
+    look (and load whole promotions) only when there is something for it."""
+    rows = await session.execute(
+        select(col(Promotion.state)).where(col(Promotion.state).in_(states)).distinct()
+    )
+    return {PromotionState(state) for state in rows.scalars()}

@@ -3,12 +3,18 @@
 A call that hangs must end (`CALL_TIMEOUT_SECONDS`) so its row can be retried and the rest of the
 outbox is not held up. An answer that is not a JSON object (a proxy's error page, a body cut off
 halfway) is a failed call, not a success with no data: it raises `MalformedAnswer`, which the outbox retries.
+
+The calls share one connection pool, an aiohttp session made on the first call in the running loop:
+slack_sdk's default, a session per call, pays for a connector, a socket (and over HTTPS a TLS handshake)
+every time, on the event loop the acks of incoming requests share.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
@@ -30,7 +36,10 @@ class CheckedWebClient(AsyncWebClient):
     `SlackApiError` without an `error`, which look like a bug and like a refusal respectively.
     """
 
+    _pool_loop: asyncio.AbstractEventLoop | None = None  # the loop this client's own session belongs to
+
     async def api_call(self, api_method: str, **kwargs: Any) -> AsyncSlackResponse:
+        self._pool()
         try:
             response = await super().api_call(api_method, **kwargs)
         except SlackApiError as exc:
@@ -45,6 +54,34 @@ class CheckedWebClient(AsyncWebClient):
         if not _is_answer(response.data):
             raise MalformedAnswer(f"{api_method} answered a body that is not JSON")
         return response
+
+    def _pool(self) -> None:
+        """This loop's session, made on first use (again if closed, or made in a loop now gone). Each
+        call is timed out as slack_sdk's own session would: `timeout` in all."""
+        loop = asyncio.get_running_loop()
+        if self.session is not None and self._pool_loop is None:
+            return  # a session the caller handed in
+        if self.session is not None and not self.session.closed and self._pool_loop is loop:
+            return
+        self.session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self.timeout), trust_env=self.trust_env_in_session
+        )
+        self._pool_loop = loop
+
+    async def close(self) -> None:
+        """Let go of the pooled connections (at shutdown); a later call opens a new pool."""
+        if self._pool_loop is None:
+            return  # none of its own (a session handed in is its giver's to close)
+        session, loop = self.session, self._pool_loop
+        self.session, self._pool_loop = None, None
+        if session is not None and not session.closed and loop is asyncio.get_running_loop():
+            await session.close()
+
+
+async def close_client(client: AsyncWebClient) -> None:
+    """At shutdown: the bot's client lets go of its connections (another client has none of its own)."""
+    if isinstance(client, CheckedWebClient):
+        await client.close()
 
 
 def _is_answer(data: object) -> bool:
