@@ -36,11 +36,15 @@ from bot.store.models import Lane
 # loses it at once, since its pid is gone on this host, so the restart does not wait the ttl out.
 # The timers tick at their default half second: a lane's exit and a queued message wake a bot at once,
 # so a faster tick only costs CPU (at 0.1 s an idle bot took a fifth of a core, 4 s in 20 s; at 0.5 s, 1.1 s).
+# A lane claimed by a bot killed before it forked the lane's process waits the spawn grace out before it
+# is queued again; a restarted bot takes longer than 2 s to start, by which time whatever the killed bot
+# forked has long exec'ed, so the tests do not wait out the default 10 s.
 CONFIG = """
 [engine]
 default_parallel = 4
 lease_ttl_sec = 30
 retry_backoff_sec = 1
+spawn_grace_sec = 2
 """
 DEADLINE = 150.0
 STOP_WAIT = 30.0  # a bot lets the ticks under way finish before it exits (the server's grace is 20 s)

@@ -86,7 +86,7 @@ class Engine:
             if self._unreconciled:
                 # Until it succeeds nothing else runs: the watcher would take a lost lane for one
                 # still running elsewhere and, hours later, record it as a timeout.
-                # A lane that may still be starting is looked for again next tick (`SPAWN_GRACE`).
+                # A lane that may still be starting is looked for again next tick (`spawn_grace_sec`).
                 self._unreconciled = (await self._reconciler.reconcile()).pending > 0
             await self.promotions.settle_interrupted()  # a cut-off one, once its runner has stopped
             judged = await self._watcher.judge(await self._watcher.observe())
