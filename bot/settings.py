@@ -67,6 +67,10 @@ class EngineConfig(BaseModel):
     infra_pause_min_attempts: int = Field(default=6, ge=1)
     cancel_grace_sec: float = Field(default=30, ge=0)
     lease_ttl_sec: float = Field(default=20, gt=0)
+    # After a restart or a takeover, a running lane claimed this recently and not found is looked for again
+    # at the next tick rather than queued again: its process may be forked and not yet exec'ed (unmarked).
+    # Such a lane waits the grace out before it runs again; the tests that kill bots shorten it.
+    spawn_grace_sec: float = Field(default=10, gt=0)
     # How long one of CSB's preflight scripts may take before it is stopped and the request told so.
     preflight_timeout_sec: float = Field(default=60, gt=0)
     # How long the Docker daemon may take to answer its ping (card and `csb-bot check`): CSB's

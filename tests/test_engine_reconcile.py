@@ -142,3 +142,33 @@ async def test_a_lane_forked_but_not_exec_ed_at_the_takeover_is_found_not_starte
         assert {lane.state for lane in lanes} <= {LaneStatus.PASSED, LaneStatus.FAILED}, lanes
         assert all(lane.attempt == 1 for lane in lanes), lanes
         assert len(kit.trial_dirs()) == len(lanes)
+
+
+async def test_a_lost_lane_waits_out_the_configured_spawn_grace_before_it_runs_again(tmp_path: Path) -> None:
+    """`engine.spawn_grace_sec` is the grace the next holder gives a running lane it cannot find: within
+    it the lane is looked for again (it may be forked and not yet exec'ed), past it queued again."""
+    async with engine_kit(tmp_path, spawn_grace_sec=60) as kit:
+        kit.script({f"{task}/{role}": "hang" for task in _FIX for role in ("baseline", "mcp")})
+        run_id = await kit.approve("csb_sdlc_fix", parallel=2)
+        old = kit.engine
+        await old.tick()  # one pair starts and hangs
+        started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
+        assert len(started) == 2
+        await kill_all(old, kit.store)  # the bot and its lanes die together
+        await wait_all(old.executor)
+
+        kit.script({})
+        new = kit.new_engine()
+        # Past the default grace (10 s) and the lease's ttl, within the configured 60 s: looked for again.
+        kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 10))
+        await new.tick()
+        now = {lane.id: lane for lane in await kit.lanes(run_id)}
+        assert all(now[lane.id].state is LaneStatus.RUNNING for lane in started), now
+        assert all(now[lane.id].attempt == 1 for lane in started), now
+
+        kit.clock.advance(timedelta(seconds=30))  # past the grace: queued again and started anew
+        await new.tick()
+        again = {lane.id: lane for lane in await kit.lanes(run_id)}
+        assert all(again[lane.id].attempt == 2 for lane in started), again
+        await run_until_idle(new, kit.store)
+        assert (await kit.run(run_id)).state is RunState.FINISHED

@@ -33,6 +33,8 @@ POLICY = f"""
 users = ["{APPROVER}", "{ADMIN}"]
 """
 ENDED = {PromotionState.PROMOTED, PromotionState.UNDONE, PromotionState.LOST}
+# The bots are stopped during promotions, never while lanes run: the lanes need not work a while.
+NO_DELAY = {"HARBOR_STANDIN_DELAY": "0"}
 
 
 async def finished_run(w: World, bot: BotProcess) -> Path:
@@ -85,6 +87,7 @@ def held(w: World, index: int) -> bool:
 )
 async def test_a_bot_killed_at_a_step_leaves_the_tree_consistent(tmp_path: Path, hold: str) -> None:
     async with world(tmp_path, f"sqlite:///{tmp_path / 'bot.db'}", CONFIG + POLICY) as w:
+        w.env.update(NO_DELAY)
         w.env[HOLD_ENV] = hold
         first = await w.start_bot()
         folder = await finished_run(w, first)
@@ -201,6 +204,7 @@ async def test_two_promotions_approved_at_once_on_two_processes_run_one_at_a_tim
         pytest.skip("PostgreSQL is not installed (initdb not found)")
     url = postgres.new_database()  # type: ignore[attr-defined]
     async with world(tmp_path, url, CONFIG + POLICY) as w:
+        w.env.update(NO_DELAY)
         one, two = await asyncio.gather(w.start_bot(), w.start_bot())
         fix = await run_to_its_end(w, one, "csb_sdlc_fix")
         debug = await run_to_its_end(w, two, "csb_sdlc_debug")
@@ -250,6 +254,7 @@ async def test_a_bot_that_loses_the_lease_mid_promotion_stops_before_the_holder_
         pytest.skip("PostgreSQL is not installed (initdb not found)")
     url = postgres.new_database()  # type: ignore[attr-defined]
     async with world(tmp_path, url, SHORT_LEASE) as w:
+        w.env.update(NO_DELAY)
         w.env[HOLD_ENV] = hold
         first = await w.start_bot()
         await until(lambda: _holder_is(w, first), "the first bot to take the lease")

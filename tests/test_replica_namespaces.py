@@ -17,8 +17,9 @@ from waiting import until
 
 pytestmark = pytest.mark.slow
 
-# Lanes that work longer than the reconciler's spawn grace (10 s), so a takeover finds them running.
-LANE_SECONDS = "15"
+# Lanes that work longer than a second bot's start on a loaded machine plus the reconciler's spawn grace
+# (2 s in the bot-process config), so a wrongful takeover would find them running and start them again.
+LANE_SECONDS = "10"
 
 
 def _own_pid_namespace() -> tuple[str, ...] | None:

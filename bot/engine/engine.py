@@ -91,7 +91,7 @@ class Engine:
             if self._unreconciled:
                 # Until it succeeds nothing else runs: the watcher would take a lost lane for one
                 # still running elsewhere and, hours later, record it as a timeout.
-                # A lane that may still be starting is looked for again next tick (`SPAWN_GRACE`).
+                # A lane that may still be starting is looked for again next tick (`spawn_grace_sec`).
                 self._unreconciled = (await self._reconciler.reconcile()).pending > 0
             async with self._store.read() as session:  # what this tick acts on, in one read
                 running = await self._watcher.running(session)

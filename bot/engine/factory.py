@@ -7,6 +7,7 @@ only as `Executor`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from bot.csb.catalog import Catalog
@@ -59,7 +60,7 @@ def build_engine(
     redact = redact or Redactor.from_env(launch.base_env)
     dispatcher = Dispatcher(store, executor, launch, clock, config, pool, lease.claimant, redact)
     watcher = Watcher(store, executor, launch.repo, clock, config, redact)
-    reconciler = Reconciler(store, executor, launch.repo, clock)
+    reconciler = Reconciler(store, executor, launch.repo, clock, timedelta(seconds=config.spawn_grace_sec))
     pins = LaunchPins(store, Catalog(launch.repo), clock, redact)
     after_batch = AfterBatchRunner(store, launch.repo, launch.base_env, clock, redact)
     fence = PromotionFence(store, lease, clock)

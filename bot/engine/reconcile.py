@@ -5,8 +5,9 @@ The executor finds them (`Executor.adopt`; the local one by the marker in each p
 - gone but its trial result.json is there (or it was being stopped): known to the executor as ended,
   so the watcher classifies it like any other; it is never started again;
 - gone and left no result (or was never started: the bot died between the claim and the start):
-  queued again without counting as an infrastructure failure, once `SPAWN_GRACE` has passed since its
-  claim (until then it may be a process forked but not yet exec'ed: looked for again at the next tick);
+  queued again without counting as an infrastructure failure, once `engine.spawn_grace_sec` has passed
+  since its claim (until then it may be a process forked but not yet exec'ed: looked for again at the
+  next tick);
 - not the executor's to see (another host): left to be judged by its result file and time limit.
 """
 
@@ -33,8 +34,8 @@ LOST_REASON = "its process was lost while the bot was down; queued again"
 # A lane is `running` (with its marker) before its process is forked, and a forked process shows its
 # parent's environment, without the marker, until it has exec'ed Harbor. A holder killed mid-spawn
 # leaves such a process: alive, unmarked, about to run the lane. Queued again at once, the lane would run
-# twice; so a lane claimed this recently and not found is looked for again at the next tick instead.
-SPAWN_GRACE = timedelta(seconds=10)
+# twice; so a lane claimed within the spawn grace (`engine.spawn_grace_sec`) and not found is looked for
+# again at the next tick instead.
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,18 @@ class Reconciled:
     ended: int = 0  # gone, results to read
     requeued: int = 0  # gone without a result: queued again
     elsewhere: int = 0  # not the executor's to see (another host)
-    pending: int = 0  # not found but claimed within `SPAWN_GRACE`: looked for again at the next tick
+    pending: int = 0  # not found but claimed within the spawn grace: looked for again at the next tick
 
 
 class Reconciler:
-    def __init__(self, store: Store, executor: Executor, repo: Path, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, executor: Executor, repo: Path, clock: Clock, spawn_grace: timedelta
+    ) -> None:
         self._store = store
         self._executor = executor
         self._repo = repo
         self._clock = clock
+        self._spawn_grace = spawn_grace
 
     async def reconcile(self) -> Reconciled:
         async with self._store.read() as session:
@@ -65,8 +69,8 @@ class Reconciler:
         gone = [lane for lane in running if lane.id in ended]
         now = self._clock.now()
         missing = await asyncio.to_thread(self._lost, gone)
-        pending = [lane for lane in missing if _may_be_starting(lane, now)]
-        lost = [lane for lane in missing if not _may_be_starting(lane, now)]
+        pending = [lane for lane in missing if _may_be_starting(lane, now, self._spawn_grace)]
+        lost = [lane for lane in missing if not _may_be_starting(lane, now, self._spawn_grace)]
         for lane in missing:
             self._executor.forget(lane.id)  # lost: queued again below; pending: unseen until found
         pids = {lane_id: pid for lane_id, pid in adopted.running.items() if pid is not None}
@@ -97,9 +101,9 @@ class Reconciler:
                     await outbox.redraw_run(session, lane.run_id, now)
 
 
-def _may_be_starting(lane: Lane, now: datetime) -> bool:
-    """Claimed so recently that its process may exist without its marker yet (see `SPAWN_GRACE`)."""
-    return lane.started_at is not None and now - lane.started_at < SPAWN_GRACE
+def _may_be_starting(lane: Lane, now: datetime, grace: timedelta) -> bool:
+    """Claimed so recently that its process may exist without its marker yet (within `grace`)."""
+    return lane.started_at is not None and now - lane.started_at < grace
 
 
 def _remove_copies(lost: list[Lane]) -> None:
