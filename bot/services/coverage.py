@@ -32,10 +32,11 @@ from bot.domain.coverage import Coverage, SelectedTask, Wave, WaveMode, count_ru
 from bot.domain.errors import PolicyError, UserInputError
 from bot.domain.manifest_names import manifest_task_key
 from bot.domain.policy import Actor, PolicyConfig, may_request, may_see
+from bot.domain.run_summary import lane_result
 from bot.domain.spec import Category, Mode, RunParams
 from bot.domain.verdict import ManifestStatus
 from bot.domain.words import plural
-from bot.services.compare import SCAN_LIMIT, lane_result
+from bot.services.compare import SCAN_LIMIT
 from bot.services.coverage_args import CoverageArgs
 from bot.services.queries import Viewer
 from bot.services.requests import RunRequestService
