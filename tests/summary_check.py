@@ -12,8 +12,9 @@ from sqlalchemy import select
 from bot.domain.run_summary import lane_result
 from bot.domain.spec import LaneRole
 from bot.domain.states import LaneStatus
+from bot.domain.verdict import ManifestStatus
 from bot.slack.outbound.render import load_run_card
-from bot.store import records, requests, runs
+from bot.store import records, requests, runs, summaries
 from bot.store.db import Store
 from bot.store.models import RunSummary
 
@@ -68,4 +69,13 @@ async def assert_summary_true(store: Store, run_id: int) -> records.RunSummary:
     assert figures.cost_usd == sum(lane.cost_usd or 0.0 for lane in lanes)
     assert figures.input_tokens == sum(lane.input_tokens or 0 for lane in lanes)
     assert figures.output_tokens == sum(lane.output_tokens or 0 for lane in lanes)
+    # What `/csb coverage --staging` counts of it: the lanes passed or failed that break no curation rule.
+    async with store.read() as session:
+        kept = (await summaries.valid_lanes_of(session, [run_id]))[run_id]
+    assert kept.run_dir == run.run_dir
+    assert list(kept.lanes) == [
+        (r.suite, r.config, r.task)
+        for r in results
+        if r.status in (ManifestStatus.PASSED, ManifestStatus.FAILED) and r.invalid is None
+    ]
     return summary

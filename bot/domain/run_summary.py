@@ -18,6 +18,7 @@ from bot.domain.spec import LaneRole
 from bot.domain.states import COMPLETED_LANE_STATES
 from bot.domain.verdict import ManifestStatus, stored_verdict
 
+_VALID = frozenset({ManifestStatus.PASSED, ManifestStatus.FAILED})
 _STATUS_OF = {LaneStatus.PASSED: ManifestStatus.PASSED, LaneStatus.FAILED: ManifestStatus.FAILED}
 
 
@@ -104,6 +105,16 @@ def lane_result(lane: SummedLane) -> TaskResult | None:
         reward=reward,
         cost_usd=lane.cost_usd,
         invalid=invalid,
+    )
+
+
+def valid_lanes(lanes: Sequence[SummedLane]) -> tuple[tuple[str, str, str], ...]:
+    """(suite, config, task) of each lane whose result CSB's curation rules keep as a valid run: passed or
+    failed, breaking no rule (what `/csb coverage --staging` counts)."""
+    return tuple(
+        (lane.suite, lane.config, lane.task_id)
+        for lane in lanes
+        if (result := lane_result(lane)) is not None and result.status in _VALID and result.invalid is None
     )
 
 

@@ -199,6 +199,10 @@ class RunSummary(SQLModel, table=True):
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    # `/csb coverage --staging`: the run's folder, and its lanes CSB's rules keep as valid runs, as JSON
+    # [[suite, config, task], …] (read by coverage alone; the other answers leave the column unread).
+    run_dir: str = ""
+    valid_json: str = "[]"
 
 
 class Account(SQLModel, table=True):

@@ -191,6 +191,15 @@ class RunSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ValidLanes:
+    """A closed run's folder and its valid lanes' (suite, config, task), for `/csb coverage --staging`."""
+
+    run_id: int
+    run_dir: str
+    lanes: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class NewRun:
     """A run to be created queued (`store.runs.create_run`); its id will be its request's."""
 

@@ -13,14 +13,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import QueryableAttribute, defer
 from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus
-from bot.domain.run_summary import RunFigures, run_figures
+from bot.domain.run_summary import RunFigures, run_figures, valid_lanes
 from bot.domain.spec import RunSpec
 from bot.domain.states import FINAL_RUN_STATES, RunState
 from bot.store import records, requests, runs
@@ -32,11 +33,13 @@ __all__ = [
     "LANE_COLUMNS",
     "SummedRow",
     "finished",
+    "kept_lanes",
     "latest",
     "of_requester",
     "pair_states",
     "record",
     "summary_row",
+    "valid_lanes_of",
 ]
 
 
@@ -73,8 +76,9 @@ async def record(session: AsyncSession, run_id: int) -> None:
     rows = await session.execute(
         select(*_COLUMNS).where(col(Lane.run_id) == run_id).order_by(col(Lane.pair_index), col(Lane.role))
     )
-    figures = run_figures([SummedRow(*row) for row in rows.all()])
-    row = summary_row(run_id, run.state, run.finished_at, request, request.spec, figures)
+    lanes = [SummedRow(*row) for row in rows.all()]
+    row = summary_row(run_id, run.state, run.finished_at, request, request.spec, run_figures(lanes))
+    row |= kept_lanes(run.run_dir, lanes)
     await session.execute(insert(session, RunSummary).values(**row).on_conflict_do_nothing())
 
 
@@ -117,10 +121,20 @@ def summary_row(
     }
 
 
+def kept_lanes(run_dir: str, lanes: Sequence[SummedRow]) -> dict[str, Any]:
+    """The columns `/csb coverage --staging` reads: the run's folder and its valid lanes."""
+    return {"run_dir": run_dir, "valid_json": json.dumps([list(lane) for lane in valid_lanes(lanes)])}
+
+
+def _summaries() -> Any:
+    """The summaries without the valid lanes, which only coverage reads (`valid_lanes`)."""
+    return select(RunSummary).options(defer(cast("QueryableAttribute[Any]", RunSummary.valid_json)))
+
+
 async def finished(session: AsyncSession, limit: int) -> list[records.RunSummary]:
     """At most `limit` finished runs, the newest finish first."""
     rows = await session.execute(
-        select(RunSummary)
+        _summaries()
         .where(col(RunSummary.state) == RunState.FINISHED)
         .order_by(col(RunSummary.finished_at).desc(), col(RunSummary.run_id).desc())
         .limit(limit)
@@ -131,7 +145,7 @@ async def finished(session: AsyncSession, limit: int) -> list[records.RunSummary
 async def latest(session: AsyncSession, category: str, limit: int) -> list[records.RunSummary]:
     """At most `limit` finished runs of a category, the newest finish first."""
     rows = await session.execute(
-        select(RunSummary)
+        _summaries()
         .where(col(RunSummary.category) == category, col(RunSummary.state) == RunState.FINISHED)
         .order_by(col(RunSummary.finished_at).desc(), col(RunSummary.run_id).desc())
         .limit(limit)
@@ -142,12 +156,27 @@ async def latest(session: AsyncSession, category: str, limit: int) -> list[recor
 async def of_requester(session: AsyncSession, user_id: str, limit: int) -> list[records.RunSummary]:
     """Someone's closed runs, the newest first."""
     rows = await session.execute(
-        select(RunSummary)
+        _summaries()
         .where(col(RunSummary.requester) == user_id)
         .order_by(col(RunSummary.run_id).desc())
         .limit(limit)
     )
     return [records.RunSummary.from_row(row) for row in rows.scalars()]
+
+
+async def valid_lanes_of(session: AsyncSession, run_ids: Sequence[int]) -> dict[int, records.ValidLanes]:
+    """The valid lanes of closed runs, by run."""
+    found = {}
+    if run_ids:
+        rows = await session.execute(
+            select(col(RunSummary.run_id), col(RunSummary.run_dir), col(RunSummary.valid_json)).where(
+                col(RunSummary.run_id).in_(list(run_ids))
+            )
+        )
+        for run_id, run_dir, valid in rows.all():
+            lanes = tuple((suite, config, task) for suite, config, task in json.loads(valid))
+            found[run_id] = records.ValidLanes(run_id, run_dir, lanes)
+    return found
 
 
 PairStates = dict[int, list[tuple[int, LaneStatus]]]

@@ -13,7 +13,7 @@ from bot.domain.spec import RunSpec
 from bot.domain.states import FINAL_RUN_STATES, RunState
 from bot.store import models
 from bot.store.narrow import table_of
-from bot.store.summaries import LANE_COLUMNS, SummedRow, summary_row
+from bot.store.summaries import LANE_COLUMNS, SummedRow, kept_lanes, summary_row
 
 revision = "0010"
 down_revision = "0009"
@@ -65,6 +65,8 @@ def upgrade() -> None:
             sa.Column("cost_usd", sa.Float(), nullable=False),
             sa.Column("input_tokens", sa.Integer(), nullable=False),
             sa.Column("output_tokens", sa.Integer(), nullable=False),
+            sa.Column("run_dir", _TEXT, nullable=False),
+            sa.Column("valid_json", _TEXT, nullable=False),
             sa.ForeignKeyConstraint(["run_id"], ["runs.id"]),
             sa.PrimaryKeyConstraint("run_id"),
         )
@@ -80,7 +82,7 @@ def _fill(bind: sa.Connection) -> None:
     runs, requests = table_of(models.Run), table_of(models.RunRequest)
     lanes, summaries = table_of(models.Lane), table_of(models.RunSummary)
     closed = bind.execute(
-        sa.select(runs.c.id, runs.c.state, runs.c.finished_at, runs.c.request_id)
+        sa.select(runs.c.id, runs.c.state, runs.c.finished_at, runs.c.request_id, runs.c.run_dir)
         .where(
             runs.c.state.in_(list(FINAL_RUN_STATES)),
             ~sa.exists().where(summaries.c.run_id == runs.c.id),
@@ -111,8 +113,9 @@ def _fill(bind: sa.Connection) -> None:
         for run in batch:
             request = request_of[run.request_id]
             spec = RunSpec.model_validate_json(request.spec_json)
-            figures = run_figures(of_run[run.id])
-            values.append(summary_row(run.id, run.state, run.finished_at, request, spec, figures))
+            summed = sorted(of_run[run.id], key=lambda lane: (lane.pair_index, lane.role))
+            row = summary_row(run.id, run.state, run.finished_at, request, spec, run_figures(summed))
+            values.append(row | kept_lanes(run.run_dir, summed))
         bind.execute(sa.insert(summaries), values)
 
 
