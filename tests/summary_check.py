@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from bot.domain.manifest_names import manifest_task_key
 from bot.domain.run_summary import lane_result
 from bot.domain.spec import LaneRole
 from bot.domain.states import LaneStatus
@@ -74,7 +75,7 @@ async def assert_summary_true(store: Store, run_id: int) -> records.RunSummary:
         kept = (await summaries.valid_lanes_of(session, [run_id]))[run_id]
     assert kept.run_dir == run.run_dir
     assert list(kept.lanes) == [
-        (r.suite, r.config, r.task)
+        (r.suite, r.config, manifest_task_key(r.task))
         for r in results
         if r.status in (ManifestStatus.PASSED, ManifestStatus.FAILED) and r.invalid is None
     ]

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from bot.domain.compare import TaskResult
 from bot.domain.integrity import InvalidRule, pair_invalidity
+from bot.domain.manifest_names import manifest_task_key
 from bot.domain.outcome import LaneStatus
 from bot.domain.spec import LaneRole
 from bot.domain.states import COMPLETED_LANE_STATES
@@ -109,10 +110,10 @@ def lane_result(lane: SummedLane) -> TaskResult | None:
 
 
 def valid_lanes(lanes: Sequence[SummedLane]) -> tuple[tuple[str, str, str], ...]:
-    """(suite, config, task) of each lane whose result CSB's curation rules keep as a valid run: passed or
-    failed, breaking no rule (what `/csb coverage --staging` counts)."""
+    """(suite, config, the MANIFEST's task key) of each lane whose result CSB's curation rules keep as a
+    valid run: passed or failed, breaking no rule (what `/csb coverage --staging` counts)."""
     return tuple(
-        (lane.suite, lane.config, lane.task_id)
+        (lane.suite, lane.config, manifest_task_key(lane.task_id))
         for lane in lanes
         if (result := lane_result(lane)) is not None and result.status in _VALID and result.invalid is None
     )

@@ -30,7 +30,6 @@ from bot.domain.clock import Clock
 from bot.domain.command_line import COVERAGE_USAGE
 from bot.domain.coverage import Coverage, SelectedTask, Wave, WaveMode, count_runs, coverage
 from bot.domain.errors import PolicyError, UserInputError
-from bot.domain.manifest_names import manifest_task_key
 from bot.domain.policy import Actor, PolicyConfig, may_request, may_see
 from bot.domain.spec import Category, Mode, RunParams
 from bot.domain.verdict import ManifestStatus
@@ -190,7 +189,7 @@ class CoverageService:
             if official_dirs.intersection(run_folder_names(valid.run_dir, summary.suites)):
                 continue
             counted += 1
-            rows += [(suite, config, manifest_task_key(task), 1) for suite, config, task in valid.lanes]
+            rows += [(suite, config, task, 1) for suite, config, task in valid.lanes]  # keyed at close
         return rows, counted
 
 

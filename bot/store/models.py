@@ -200,7 +200,7 @@ class RunSummary(SQLModel, table=True):
     input_tokens: int = 0
     output_tokens: int = 0
     # `/csb coverage --staging`: the run's folder, and its lanes CSB's rules keep as valid runs, as JSON
-    # [[suite, config, task], …] (read by coverage alone; the other answers leave the column unread).
+    # [[suite, config, MANIFEST task key], …] (read by coverage alone; the other answers leave it unread).
     run_dir: str = ""
     valid_json: str = "[]"
 

@@ -192,7 +192,8 @@ class RunSummary:
 
 @dataclass(frozen=True, slots=True)
 class ValidLanes:
-    """A closed run's folder and its valid lanes' (suite, config, task), for `/csb coverage --staging`."""
+    """A closed run's folder and its valid lanes' (suite, config, MANIFEST task key), for `/csb coverage
+    --staging`."""
 
     run_id: int
     run_dir: str
