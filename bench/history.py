@@ -9,7 +9,10 @@ word them:
 - `/csb status <run>` (the probe: its lanes and its ETA, from comparable finished lanes),
 - `/csb status` (every active run), `/csb runs` (the newest finished ones), `/csb audit <run>`,
 - App Home for the admin (waiting requests, their latest runs: one run in 40 is theirs, 50 in a
-  year; the queue, the latest official results).
+  year; the queue, the latest official results),
+- `/csb compare <a> <b>` of the two newest finished runs of the same lane configs (with history only:
+  the empty database has none), and `/csb coverage --staging` over the example bench's selection (the
+  finished staging runs the admin may see, newest first).
 
 Then the time migration 0008 (the lanes' model and three indexes on `lanes`) takes on the history
 through the bot's upgrade,
@@ -54,10 +57,15 @@ from bot.domain.redact import Redactor  # noqa: E402
 from bot.engine.outbox_pruner import OutboxPruner, Pruned  # noqa: E402
 from bot.services.checks import CheckRunner  # noqa: E402
 from bot.services.compare import CompareService  # noqa: E402
-from bot.services.compare_args import RunsArgs  # noqa: E402
+from bot.services.compare_args import CompareArgs, RunsArgs  # noqa: E402
+from bot.services.coverage import CoverageService  # noqa: E402
+from bot.services.coverage_args import CoverageArgs  # noqa: E402
 from bot.services.queries import QueryService, Viewer  # noqa: E402
+from bot.services.requests import RunRequestService  # noqa: E402
+from bot.settings import EngineConfig  # noqa: E402
 from bot.slack.outbound.home_loader import load_home  # noqa: E402
-from bot.slack.views.compare import runs_text  # noqa: E402
+from bot.slack.views.compare import compare_text, runs_text  # noqa: E402
+from bot.slack.views.coverage import coverage_text  # noqa: E402
 from bot.slack.views.home import home_tab  # noqa: E402
 from bot.slack.views.replies import audit_text, status_text  # noqa: E402
 from bot.store.db import Store  # noqa: E402
@@ -71,13 +79,18 @@ KEEP_SENT = timedelta(days=30)
 class Answers:
     """The answers measured, each as the listener's service and the view would produce it."""
 
-    def __init__(self, store: Store, probe_run: int) -> None:
+    def __init__(self, store: Store, probe_run: int, pair: tuple[int, int] | None = None) -> None:
         self.store = store
         self.probe = probe_run
+        self.pair = pair
         self.policy = PolicyConfig(admins=(ADMIN,))
         checks = CheckRunner(EXAMPLE_BENCH, child_environ({}), daytona=False, redact=Redactor(), timeout_s=60)
-        self.queries = QueryService(store, Catalog(EXAMPLE_BENCH), checks, self.policy)
+        catalog = Catalog(EXAMPLE_BENCH)
+        self.queries = QueryService(store, catalog, checks, self.policy)
         self.compare = CompareService(store, EXAMPLE_BENCH, self.policy)
+        clock = ManualClock(NOW)
+        submitter = RunRequestService(store, catalog, checks, self.policy, EngineConfig(), clock)
+        self.coverage_service = CoverageService(store, EXAMPLE_BENCH, self.policy, submitter, clock)
         self.viewer = Viewer(Actor(user_id=ADMIN), CHANNEL)
 
     async def status_run(self) -> str:
@@ -99,14 +112,26 @@ class Answers:
             view = await load_home(session, ADMIN, self.policy, NOW)
         return home_tab(view)
 
+    async def compare_runs(self) -> str:
+        assert self.pair is not None
+        a, b = self.pair
+        return compare_text(await self.compare.compare(CompareArgs(a, b), self.viewer))
+
+    async def coverage(self) -> list[str]:
+        return coverage_text(await self.coverage_service.coverage(CoverageArgs(staging=True), self.viewer))
+
     def each(self) -> dict[str, Callable[[], Awaitable[object]]]:
-        return {
+        answers: dict[str, Callable[[], Awaitable[object]]] = {
             "status": self.status_run,
             "status_all": self.status_all,
             "runs": self.runs,
             "audit": self.audit,
             "home": self.home,
+            "coverage": self.coverage,
         }
+        if self.pair is not None:
+            answers["compare"] = self.compare_runs
+        return answers
 
 
 def p99(samples: list[float]) -> float:
@@ -154,7 +179,7 @@ async def one_database(url: str, runs: int, tasks: int, samples: int) -> tuple[F
         filled = await fill(store, runs, tasks)
         if runs:
             print(f"fill_sec={time.perf_counter() - started:.1f}", flush=True)
-        figures = await timed(Answers(store, filled.probe_run), samples)
+        figures = await timed(Answers(store, filled.probe_run, filled.pair), samples)
         size = await measure(store)
         if runs:
             print(f"migration_0008_sec={await migration_seconds(store):.2f}", flush=True)
@@ -167,8 +192,10 @@ async def bench(urls: tuple[str, str], runs: int, tasks: int, samples: int) -> b
     _, empty, empty_bytes = await one_database(urls[0], 0, tasks, samples)
     filled, full, full_bytes = await one_database(urls[1], runs, tasks, samples)
     print(f"runs={filled.runs}\nlanes={filled.lanes}\noutbox_rows={filled.outbox}\naudit_rows={filled.audit}")
-    for name in empty:
-        print(f"{name}_p99_ms={full[name]:.1f}\n{name}_p99_ms_empty={empty[name]:.1f}")
+    for name in full:
+        print(f"{name}_p99_ms={full[name]:.1f}")
+        if name in empty:
+            print(f"{name}_p99_ms_empty={empty[name]:.1f}")
     print(f"db_bytes_per_run={(full_bytes - empty_bytes) / max(runs, 1):.0f}")
     store = Store(urls[1])
     try:

@@ -34,6 +34,7 @@ from bot.domain.policy import BOT_ACTOR
 from bot.domain.spec import Category, LanePlan, RunParams, RunSpec, TaskRef
 from bot.domain.states import LaneStatus, RequestState, RunState
 from bot.services.run_plan import plan_run
+from bot.store import summaries
 from bot.store.db import Store
 from bot.store.models import Approval, AuditEvent, Lane, OutboxItem, Run, RunRequest
 from bot.store.narrow import table_of
@@ -94,6 +95,7 @@ class Filled:
     outbox: int
     audit: int
     probe_run: int  # the admin's run under way, which the measured queries ask about
+    pair: tuple[int, int] | None  # the two newest finished runs of the same lane configs, for `/csb compare`
 
 
 def _base_spec() -> RunSpec:
@@ -303,7 +305,9 @@ async def fill(store: Store, runs: int, tasks: int = 264, *, seed: int = 31) -> 
     probe.created, probe.started = NOW - timedelta(hours=2), NOW - timedelta(hours=1, minutes=50)
     await _write(store, [probe], counts, active=True)
     await _advance_sequences(store)
-    return Filled(runs, counts["lanes"], counts["outbox"], counts["audit"], probe.id)
+    same_configs = [n + 1 for n in reversed(range(runs)) if n % 4 != 3][:2]
+    pair = (same_configs[0], same_configs[1]) if len(same_configs) == 2 else None
+    return Filled(runs, counts["lanes"], counts["outbox"], counts["audit"], probe.id, pair)
 
 
 async def _write(store: Store, batch: list[_Run], counts: dict[str, int], *, active: bool) -> None:
@@ -328,6 +332,9 @@ async def _write(store: Store, batch: list[_Run], counts: dict[str, int], *, act
         for model, values in rows.items():
             for chunk in _chunks(values, 2000):
                 await session.execute(insert(table_of(model)), chunk)
+        if not active:  # each finished run's summary, as closing it writes one
+            for run in rows[Run]:
+                await summaries.record(session, run["id"])
     counts["lanes"] += len(rows[Lane])
     counts["outbox"] += len(rows[OutboxItem])
     counts["audit"] += len(rows[AuditEvent])

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import CHANNEL, Harness, copy_bench, running_bot
+from summary_check import assert_summary_true
 from test_e2e_run import card_text, request_card
 
 from bot.csb.promotion.manifest_diff import official_folders
@@ -89,6 +90,9 @@ async def test_an_approved_promotion_moves_the_run_as_csb_tools_would(tmp_path: 
     async with running_bot(tmp_path, csb_database_url=db_url, config_text=POLICY) as h:
         folder = await finished_run(h)
         older = earlier_official(h, folder)
+        summed = await assert_summary_true(h.bot.store, 1)
+        listed = await ask(h, APPROVER, "runs")
+        assert "#1" in listed
         await ask(h, APPROVER, "promote 1")
         text = card_text(promotion_card(h))
         assert "*Promotion #1* of run #1 to `runs/official`" in text and "waiting for approval" in text
@@ -159,6 +163,9 @@ async def test_an_approved_promotion_moves_the_run_as_csb_tools_would(tmp_path: 
             "promotion promoted",
         ]
         assert "was promoted already" in await ask(h, APPROVER, "promote 1")
+        # Promoted, the run shows the same figures: its summary and its `/csb runs` line are unchanged.
+        assert await assert_summary_true(h.bot.store, 1) == summed
+        assert await ask(h, APPROVER, "runs") == listed
 
 
 async def test_a_failed_gate_removes_approve_and_a_changed_tree_voids_it(tmp_path: Path, db_url: str) -> None:

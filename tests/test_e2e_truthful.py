@@ -12,6 +12,7 @@ import pytest
 from harness import CHANNEL, Harness
 from idle import run_until_idle
 from store_reads import all_runs
+from summary_check import assert_summary_true
 from test_e2e_run import card_text, labels
 from test_run_control import approved_run, bot, script, thread_texts
 
@@ -102,12 +103,15 @@ async def test_rerun_from_the_dm_lands_in_the_channel_and_its_card_says_what_it_
         await h.deliver()
         (dm,) = h.standin.messages("D0ALICE")
         assert labels(dm) == ["Rerun failed"]
+        summed = await assert_summary_true(h.bot.store, 1)
         await h.driver.click_button(REQUESTER, "D0ALICE", dm["ts"], "Rerun failed")
         await h.deliver()
         rerun = h.last_card()
         assert rerun["ts"] != card["ts"] and "CSB run request #2" in card_text(rerun)
         # pagination's baseline failed, its MCP lane errored (category A); merge's genuine fail is not rerun
         assert "Rerun of #1: 1 failed, 1 errored lanes (1 task run again)" in card_text(rerun)
+        # The rerun is a request of its own: run #1's summary, and what `/csb runs` shows of it, stay.
+        assert await assert_summary_true(h.bot.store, 1) == summed
         assert h.standin.messages("D0ALICE") == [dm]  # nothing else went to the DM
 
 

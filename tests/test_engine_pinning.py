@@ -11,6 +11,7 @@ from csb_tree import build_tree
 from engine_kit import EngineKit, engine_kit
 from idle import run_until_idle
 from lane_waits import running_count
+from summary_check import assert_summary_true
 
 from bot.csb.catalog import Catalog
 from bot.domain.outcome import LaneStatus
@@ -84,6 +85,10 @@ async def test_run_waiting_for_slots_is_voided_when_its_suite_changes(tmp_path: 
         (notice,) = [item for item in notices if item.kind is OutboxKind.NOTICE]
         assert "did not start" in stored_text(notice.text or "")
         assert [item.kind for item in notices if item is not notice] == [OutboxKind.STATUS]
+        # Each closed run, the finished one and the voided one, has its summary, equal to its lanes summed.
+        assert (await assert_summary_true(kit.store, first)).state is RunState.FINISHED
+        voided_summary = await assert_summary_true(kit.store, waiting)
+        assert dict(voided_summary.figures.outcomes) == {LaneStatus.CANCELLED: len(await kit.lanes(waiting))}
 
 
 @pytest.mark.slow

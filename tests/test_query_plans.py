@@ -1,6 +1,7 @@
-"""The hot queries' plans on PostgreSQL with history behind them: no sequential scan of lanes, outbox or
-audit rows. Every statement the answers of `/csb status`, `/csb runs`, `/csb audit` and App Home send
-(as `bench/history.py` times them) is caught as it goes to the database and asked `EXPLAIN` again.
+"""The hot queries' plans on PostgreSQL with history behind them: no sequential scan of lanes, outbox,
+audit or run summary rows. Every statement the answers of `/csb status`, `/csb runs`, `/csb audit`,
+App Home, `/csb compare` and `/csb coverage --staging` send (as `bench/history.py` times them) is caught as
+it goes to the database and asked `EXPLAIN` again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from bot.store.db import Store  # noqa: E402
 pytestmark = pytest.mark.slow
 
 RUNS = 40  # 40 runs x 264 tasks x 2 lanes: 21,648 lanes, more than the 10,000 the rule names
-HOT_TABLES = ("lanes", "outbox", "audit_events")
+HOT_TABLES = ("lanes", "outbox", "audit_events", "run_summaries")
+SUMMARY_INDEXES = ("ix_run_summaries_finished", "ix_run_summaries_category", "ix_run_summaries_requester")
 LARGE = 10_000  # rows: below this a sequential scan is the planner's right choice (audit rows here)
 
 
@@ -47,7 +49,8 @@ async def test_the_answers_scan_no_large_table(postgres: Cluster | None) -> None
             sent.append((statement, parameters))
 
     event.listen(store.engine.sync_engine, "before_cursor_execute", caught)
-    answers = Answers(store, filled.probe_run)
+    answers = Answers(store, filled.probe_run, filled.pair)
+    assert {"runs", "home", "compare", "coverage"} <= set(answers.each())
     for answer in answers.each().values():
         await answer()
     event.remove(store.engine.sync_engine, "before_cursor_execute", caught)
@@ -62,6 +65,21 @@ async def test_the_answers_scan_no_large_table(postgres: Cluster | None) -> None
             await conn.execute(text(f"DROP INDEX {index}"))
         scans = await _scans(conn, sent, large)
         assert scans and all("ORDER BY lanes.finished_at DESC" in statement for statement, _ in scans)
+        await conn.rollback()
+        # The run summaries are one row per run (2,000 a year): few enough here that a scan is the planner's
+        # choice. With scans priced out, each statement reading them goes through the index made for it;
+        # without migration 0010's indexes `/csb runs` and App Home's latest official runs read them all.
+        await conn.execute(text("SET enable_seqscan = off"))
+        plans = await _plans(conn, sent, "FROM run_summaries")
+        # `/csb runs` and coverage's finished runs, App Home's official runs and own runs, by their indexes;
+        # coverage's valid lanes of the runs it counts, by key.
+        assert len(plans) == 4
+        served = (*SUMMARY_INDEXES, "run_summaries_pkey")
+        assert all(any(index in plan for index in served) for plan in plans.values()), plans
+        for index in SUMMARY_INDEXES:
+            await conn.execute(text(f"DROP INDEX {index}"))
+        unserved = await _scans(conn, sent, ["run_summaries"])
+        assert len({statement for statement, _ in unserved}) == 2
         await conn.rollback()
     await store.close()
 
@@ -82,3 +100,13 @@ async def _scans(
             (statement, line) for line in plan if re.search(rf"Seq Scan on ({'|'.join(tables)})\b", line)
         ]
     return scans
+
+
+async def _plans(conn: AsyncConnection, sent: list[tuple[str, Any]], part: str) -> dict[str, str]:
+    """The plan of each statement sent that has `part` in it, by statement."""
+    plans = {}
+    for statement, parameters in sent:
+        if part in statement:
+            lines = (await conn.exec_driver_sql(f"EXPLAIN {statement}", parameters)).scalars().all()
+            plans[statement] = "\n".join(lines)
+    return plans

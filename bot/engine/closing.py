@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import outbox_keys
 from bot.domain.states import STOPPING_RUN_STATES, RunState
-from bot.store import audit, lanes, outbox, runs
+from bot.store import audit, lanes, outbox, runs, summaries
 from bot.store.records import OutboxKind, Run
 
 
@@ -36,6 +36,7 @@ async def close_run(session: AsyncSession, run: Run, now: datetime) -> int:
         to, action = RunState.FINISHED, "finished"
     if not await runs.move_run(session, run.id, from_states=[run.state], to=to, finished_at=now):
         return 0
+    await summaries.record(session, run.id)  # in the closing transaction: never one without the other
     await announce_close(session, run, action, now)
     return 1
 

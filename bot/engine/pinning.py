@@ -25,7 +25,7 @@ from bot.domain.redact import Redactor
 from bot.domain.spec import RunSpec
 from bot.domain.states import RunState
 from bot.domain.words import plural
-from bot.store import audit, lanes, outbox, runs
+from bot.store import audit, lanes, outbox, runs, summaries
 from bot.store.db import Store
 from bot.store.records import Run, RunRequest
 
@@ -113,6 +113,7 @@ async def _void_run(session: AsyncSession, verdict: Verdict, now: datetime, reda
     if not voided:
         return
     dropped = await lanes.cancel_queued_lanes(session, run_id, now, reason=f"not started: {VOID_NOTE}")
+    await summaries.record(session, run_id)  # closed: summed with its lanes cancelled, in this transaction
     await audit.record_run(session, verdict.run, "voided", now, reason=f"at launch, {verdict.drift}")
     drift = clip(redact(verdict.drift or ""), DRIFT_SHOWN)
     event = RunVoided(run_id=run_id, note=VOID_NOTE, drift=drift, dropped=dropped)

@@ -17,29 +17,19 @@ from bot.csb.harbor_run import AGENT_IMPORT_PATH
 from bot.csb.json_file import UnreadableJson
 from bot.csb.official_side import NoManifest, official_side, read_manifest
 from bot.domain.command_line import COMPARE_USAGE
-from bot.domain.compare import RESAMPLES, Comparison, LaneChoice, Side, TaskResult, compare
+from bot.domain.compare import RESAMPLES, Comparison, LaneChoice, Side, compare
 from bot.domain.errors import InfraError, UserInputError
-from bot.domain.integrity import InvalidRule, pair_invalidity
-from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, may_see
-from bot.domain.spec import Category, LaneRole, RunSpec
-from bot.domain.states import COMPLETED_LANE_STATES, RunState
-from bot.domain.verdict import ManifestStatus, stored_verdict
+from bot.domain.run_summary import Headline, lane_result
+from bot.domain.spec import Category
+from bot.domain.states import RunState
 from bot.services.compare_args import CompareArgs, RunsArgs
 from bot.services.queries import Viewer
-from bot.store import history, runs
+from bot.store import history, runs, summaries
 from bot.store.db import Store
-from bot.store.records import Lane, Run, RunRequest
+from bot.store.records import Lane, Run, RunRequest, RunSummary
 
 SCAN_LIMIT = 500  # finished runs `/csb runs` filters, newest first
-_STATUS_OF = {LaneStatus.PASSED: ManifestStatus.PASSED, LaneStatus.FAILED: ManifestStatus.FAILED}
-
-
-@dataclass(frozen=True)
-class LaneHeadline:
-    passed: int
-    valid: int
-    mean_reward: float | None
 
 
 @dataclass(frozen=True)
@@ -50,8 +40,8 @@ class RunLine:
     title: str
     model: str
     finished_at: datetime | None
-    baseline: LaneHeadline
-    mcp: LaneHeadline
+    baseline: Headline
+    mcp: Headline
 
 
 class CompareService:
@@ -81,23 +71,25 @@ class CompareService:
 
     async def runs(self, args: RunsArgs, viewer: Viewer) -> list[RunLine]:
         """Finished runs the viewer may see, newest first, filtered by suite and model (a case-insensitive
-        part of it)."""
+        part of it). Each is read from its summary, written when it finished: never its lanes or spec."""
         async with self._store.read() as session:
-            found = await history.finished_runs(session, SCAN_LIMIT)
-            lines = []
-            for run, request in found:
-                if not self._may_see(request, viewer):
-                    continue
-                spec = request.spec
-                if args.suite and args.suite != spec.params.suite and args.suite not in spec.suites:
-                    continue
-                if args.model and args.model.lower() not in spec.params.model.lower():
-                    continue
-                lanes = await runs.run_lanes(session, run.id)
-                lines.append(run_line(run, spec, lanes))
-                if len(lines) >= args.last:
-                    break
+            found = await summaries.finished(session, SCAN_LIMIT)
+        lines = []
+        for summary in found:
+            if not self._may_see_summary(summary, viewer):
+                continue
+            if args.suite and args.suite != summary.suite and args.suite not in summary.suites:
+                continue
+            if args.model and args.model.lower() not in summary.model.lower():
+                continue
+            lines.append(run_line(summary))
+            if len(lines) >= args.last:
+                break
         return lines
+
+    def _may_see_summary(self, summary: RunSummary, viewer: Viewer) -> bool:
+        in_channel = viewer.channel_id == summary.channel_id
+        return may_see(self._policy, Category(summary.category), viewer.actor, summary.requester, in_channel)
 
     def _may_see(self, request: RunRequest, viewer: Viewer) -> bool:
         in_channel = viewer.channel_id == request.channel_id
@@ -161,48 +153,16 @@ def run_side(run: Run, request: RunRequest, lanes: Sequence[Lane]) -> Side:
     )
 
 
-def lane_result(lane: Lane) -> TaskResult | None:
-    """The MANIFEST's status from the stored verdict (else from the lane's state), and the first curation
-    rule other than `errored` the lane breaks; None for a lane that never ran to an end."""
-    if lane.state not in COMPLETED_LANE_STATES:
-        return None
-    verdict = stored_verdict(lane.verdict_json)
-    role = LaneRole(lane.role)
-    reward: float | None
-    if verdict is not None:
-        status, reward = verdict.manifest_status, verdict.manifest_reward
-    else:
-        status, reward = _STATUS_OF.get(lane.state, ManifestStatus.ERRORED), lane.reward
-    rules = pair_invalidity(verdict, None) if role is LaneRole.BASELINE else pair_invalidity(None, verdict)
-    invalid = next((r.rule.value for r in rules if r.rule is not InvalidRule.MANIFEST_ERRORED), None)
-    return TaskResult(
-        task=lane.task_id,
-        suite=lane.suite,
-        config=lane.config,
-        role=role,
-        status=status,
-        reward=reward,
-        cost_usd=lane.cost_usd,
-        invalid=invalid,
-    )
-
-
-def run_line(run: Run, spec: RunSpec, lanes: Sequence[Lane]) -> RunLine:
-    results = [result for lane in lanes if (result := lane_result(lane)) is not None]
+def run_line(summary: RunSummary) -> RunLine:
+    figures = summary.figures
     return RunLine(
-        run_id=run.id,
-        title=spec.suite_label,
-        model=spec.params.model,
-        finished_at=run.finished_at,
-        baseline=_headline([r for r in results if r.role is LaneRole.BASELINE]),
-        mcp=_headline([r for r in results if r.role is LaneRole.MCP]),
+        run_id=summary.run_id,
+        title=summary.suite_label,
+        model=summary.model,
+        finished_at=summary.finished_at,
+        baseline=figures.baseline,
+        mcp=figures.mcp,
     )
-
-
-def _headline(results: Sequence[TaskResult]) -> LaneHeadline:
-    valid = [r for r in results if r.counts]
-    mean = sum(r.score for r in valid) / len(valid) if valid else None
-    return LaneHeadline(passed=sum(r.passed for r in valid), valid=len(valid), mean_reward=mean)
 
 
 def _name(side: Side) -> str:

@@ -30,16 +30,15 @@ from bot.domain.clock import Clock
 from bot.domain.command_line import COVERAGE_USAGE
 from bot.domain.coverage import Coverage, SelectedTask, Wave, WaveMode, count_runs, coverage
 from bot.domain.errors import PolicyError, UserInputError
-from bot.domain.manifest_names import manifest_task_key
 from bot.domain.policy import Actor, PolicyConfig, may_request, may_see
 from bot.domain.spec import Category, Mode, RunParams
 from bot.domain.verdict import ManifestStatus
 from bot.domain.words import plural
-from bot.services.compare import SCAN_LIMIT, lane_result
+from bot.services.compare import SCAN_LIMIT
 from bot.services.coverage_args import CoverageArgs
 from bot.services.queries import Viewer
 from bot.services.requests import RunRequestService
-from bot.store import history, runs
+from bot.store import summaries
 from bot.store.db import Store
 
 _VALID = frozenset({ManifestStatus.PASSED, ManifestStatus.FAILED})
@@ -168,26 +167,29 @@ class CoverageService:
     ) -> tuple[History, int]:
         """Valid lanes of the finished staging runs the viewer may see; a run whose folder the MANIFEST
         already counts (it was promoted, or copied there) is counted once, as official."""
+        async with self._store.read() as session:
+            chosen = [
+                summary
+                for summary in await summaries.finished(session, SCAN_LIMIT)
+                if Category(summary.category) is Category.STAGING
+                and may_see(
+                    self._policy,
+                    Category.STAGING,
+                    viewer.actor,
+                    summary.requester,
+                    viewer.channel_id == summary.channel_id,
+                )
+                and (not model or model.lower() in summary.model.lower())
+            ]
+            kept = await summaries.valid_lanes_of(session, [summary.run_id for summary in chosen])
         rows: History = []
         counted = 0
-        async with self._store.read() as session:
-            for run, request in await history.finished_runs(session, SCAN_LIMIT):
-                category = Category(request.category)
-                if category is not Category.STAGING:
-                    continue
-                in_channel = viewer.channel_id == request.channel_id
-                if not may_see(self._policy, category, viewer.actor, request.requester, in_channel):
-                    continue
-                if model and model.lower() not in request.spec.params.model.lower():
-                    continue
-                lanes = await runs.run_lanes(session, run.id)
-                if official_dirs.intersection(run_folder_names(run.run_dir, {lane.suite for lane in lanes})):
-                    continue
-                counted += 1
-                for lane in lanes:
-                    result = lane_result(lane)
-                    if result is not None and result.status in _VALID and result.invalid is None:
-                        rows.append((lane.suite, lane.config, manifest_task_key(lane.task_id), 1))
+        for summary in chosen:
+            valid = kept[summary.run_id]
+            if official_dirs.intersection(run_folder_names(valid.run_dir, summary.suites)):
+                continue
+            counted += 1
+            rows += [(suite, config, task, 1) for suite, config, task in valid.lanes]  # keyed at close
         return rows, counted
 
 

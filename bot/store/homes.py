@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from bot.domain.states import RequestState, RunState
+from bot.domain.states import ACTIVE_RUN_STATES, RequestState
 from bot.store import records
 from bot.store.models import HomeViewer, Run, RunRequest
 from bot.store.upsert import insert
@@ -37,27 +37,15 @@ async def pending_requests(session: AsyncSession, limit: int = 20) -> list[recor
     return [records.RunRequest.from_row(request) for request in rows.scalars()]
 
 
-async def runs_of(
+async def live_runs_of(
     session: AsyncSession, user_id: str, limit: int = 10
 ) -> list[tuple[records.RunRequest, records.Run]]:
+    """Someone's runs not closed yet, the newest first (their closed ones are in `summaries`)."""
     rows = await session.execute(
         select(RunRequest, Run)
         .join(Run, col(Run.request_id) == col(RunRequest.id))
-        .where(col(RunRequest.requester) == user_id)
+        .where(col(RunRequest.requester) == user_id, col(Run.state).in_(list(ACTIVE_RUN_STATES)))
         .order_by(col(Run.id).desc())
-        .limit(limit)
-    )
-    return [_pair(request, run) for request, run in rows.all()]
-
-
-async def last_finished(
-    session: AsyncSession, category: str, limit: int = 5
-) -> list[tuple[records.RunRequest, records.Run]]:
-    rows = await session.execute(
-        select(RunRequest, Run)
-        .join(Run, col(Run.request_id) == col(RunRequest.id))
-        .where(col(RunRequest.category) == category, col(Run.state) == RunState.FINISHED)
-        .order_by(col(Run.finished_at).desc())
         .limit(limit)
     )
     return [_pair(request, run) for request, run in rows.all()]

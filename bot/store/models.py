@@ -157,6 +157,54 @@ class Lane(SQLModel, table=True):
     verdict_json: str | None = None  # the whole `LaneVerdict`: flags, advice, what could not be read
 
 
+class RunSummary(SQLModel, table=True):
+    """A finished or cancelled run's figures, written in the transaction that closes it (a closed run never
+    changes again): what `/csb runs` and App Home show of it, read as one row instead of its lanes. The
+    request's fields the answers filter on are copied here, so they read no spec either."""
+
+    __tablename__ = "run_summaries"
+    __table_args__ = (
+        # `/csb runs` and `/csb coverage`: the newest finished runs; App Home: the latest official ones,
+        # and someone's own runs.
+        Index("ix_run_summaries_finished", "state", "finished_at", "run_id"),
+        Index("ix_run_summaries_category", "category", "state", "finished_at"),
+        Index("ix_run_summaries_requester", "requester", "run_id"),
+    )
+
+    run_id: int = Field(foreign_key="runs.id", primary_key=True)
+    state: RunState = Field(sa_type=enum_type(RunState))
+    finished_at: datetime | None = Field(default=None, sa_column=_time(nullable=True))
+    requester: str
+    channel_id: str
+    category: str
+    model: str
+    suite_label: str
+    suite: str | None = None  # the suite chosen, if one was
+    suites_json: str = "[]"  # every suite of its tasks
+    pairs_done: int
+    pairs_total: int
+    # Valid results per role (CSB's curation rules), as `/csb runs` shows them.
+    baseline_passed: int
+    baseline_valid: int
+    baseline_mean_reward: float | None = None
+    mcp_passed: int
+    mcp_valid: int
+    mcp_mean_reward: float | None = None
+    # Lanes per role and how many passed, as App Home shows the latest official runs.
+    baseline_lanes: int
+    baseline_lanes_passed: int
+    mcp_lanes: int
+    mcp_lanes_passed: int
+    outcomes_json: str = "{}"  # lanes by state
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # `/csb coverage --staging`: the run's folder, and its lanes CSB's rules keep as valid runs, as JSON
+    # [[suite, config, MANIFEST task key], …] (read by coverage alone; the other answers leave it unread).
+    run_dir: str = ""
+    valid_json: str = "[]"
+
+
 class Account(SQLModel, table=True):
     """A Claude account home lanes run under; rested after a rate limit, taken in turn."""
 

@@ -8,6 +8,7 @@ into `RunSpec` here, once, rather than by each reader. Rows to be created go in 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import StrEnum
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.promotion_flow import PromotionState
+from bot.domain.run_summary import Headline, LaneTally, RunFigures
 from bot.domain.spec import RunSpec
 from bot.domain.states import RequestState, RunState
 
@@ -140,6 +142,62 @@ class Run:
     @classmethod
     def from_row(cls, row: models.Run) -> Self:
         return cls(id=stored_id(row), **_values(cls, row, "id"))
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A closed run's figures (`store.summaries`), with the request's fields its answers filter on."""
+
+    run_id: int
+    state: RunState
+    finished_at: datetime | None
+    requester: str
+    channel_id: str
+    category: str
+    model: str
+    suite_label: str
+    suite: str | None
+    suites: tuple[str, ...]
+    figures: RunFigures
+
+    @classmethod
+    def from_row(cls, row: models.RunSummary) -> Self:
+        outcomes = json.loads(row.outcomes_json)
+        figures = RunFigures(
+            pairs_done=row.pairs_done,
+            pairs_total=row.pairs_total,
+            baseline=Headline(row.baseline_passed, row.baseline_valid, row.baseline_mean_reward),
+            mcp=Headline(row.mcp_passed, row.mcp_valid, row.mcp_mean_reward),
+            baseline_lanes=LaneTally(row.baseline_lanes_passed, row.baseline_lanes),
+            mcp_lanes=LaneTally(row.mcp_lanes_passed, row.mcp_lanes),
+            outcomes=tuple((state, outcomes[state.value]) for state in LaneStatus if state.value in outcomes),
+            cost_usd=row.cost_usd,
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+        )
+        return cls(
+            run_id=row.run_id,
+            state=row.state,
+            finished_at=row.finished_at,
+            requester=row.requester,
+            channel_id=row.channel_id,
+            category=row.category,
+            model=row.model,
+            suite_label=row.suite_label,
+            suite=row.suite,
+            suites=tuple(json.loads(row.suites_json)),
+            figures=figures,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ValidLanes:
+    """A closed run's folder and its valid lanes' (suite, config, MANIFEST task key), for `/csb coverage
+    --staging`."""
+
+    run_id: int
+    run_dir: str
+    lanes: tuple[tuple[str, str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)

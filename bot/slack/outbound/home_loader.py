@@ -6,17 +6,19 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_approve, may_see
-from bot.domain.spec import Category, LaneRole
+from bot.domain.run_summary import LaneTally, pair_counts
+from bot.domain.spec import Category
 from bot.domain.states import RunState
 from bot.domain.words import plural
-from bot.slack.outbound.render import load_run_card
 from bot.slack.views.format import code
 from bot.slack.views.home import HomeRequest, HomeResult, HomeRun, HomeView
-from bot.store import homes, orphans, outbox, queue, runs
+from bot.store import homes, orphans, outbox, queue, runs, summaries
 from bot.store.lanes import count_running
-from bot.store.records import RunRequest
+from bot.store.records import RunRequest, RunSummary
+
+MY_RUNS_SHOWN = 10
+OFFICIAL_SHOWN = 5
 
 
 async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, now: datetime) -> HomeView:
@@ -38,12 +40,7 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         for request in await homes.pending_requests(session)
         if seen(request)
     ]
-    my_runs = []
-    for request, run in await homes.runs_of(session, user_id):
-        card = await load_run_card(session, run.id, now)
-        if card is not None:
-            label = request.spec.suite_label
-            my_runs.append(HomeRun(run.id, run.state.value, label, card.pairs_done, card.pairs_total))
+    my_runs = await _my_runs(session, user_id)
     active = await runs.active_runs(session)
     return HomeView(
         user_id=user_id,
@@ -54,9 +51,9 @@ async def load_home(session: AsyncSession, user_id: str, policy: PolicyConfig, n
         lanes_running=await count_running(session),
         slots=await queue.published_slots(session),
         official=[
-            await _result(session, request, run.id)
-            for request, run in await homes.last_finished(session, "official")
-            if seen(request)
+            _result(summary)
+            for summary in await summaries.latest(session, "official", OFFICIAL_SHOWN)
+            if may_see(policy, Category(summary.category), actor, summary.requester, in_its_channel=False)
         ],
         set_aside=await outbox.count_set_aside(session) if user_id in policy.admins else None,
         orphans=await orphans.all_orphans(session) if user_id in policy.admins else None,
@@ -71,15 +68,30 @@ def _summary(request: RunRequest) -> str:
     )
 
 
-async def _result(session: AsyncSession, request: RunRequest, run_id: int) -> HomeResult:
-    spec = request.spec
-    lanes = await runs.run_lanes(session, run_id)
+async def _my_runs(session: AsyncSession, user_id: str) -> list[HomeRun]:
+    """Someone's latest runs: the closed ones from their summaries, the few under way from their lanes."""
+    live = await homes.live_runs_of(session, user_id, MY_RUNS_SHOWN)
+    states = await summaries.pair_states(session, [run.id for _, run in live])
+    shown = [
+        HomeRun(run.id, run.state.value, request.spec.suite_label, *pair_counts(states[run.id]))
+        for request, run in live
+    ]
+    shown += [
+        HomeRun(s.run_id, s.state.value, s.suite_label, s.figures.pairs_done, s.figures.pairs_total)
+        for s in await summaries.of_requester(session, user_id, MY_RUNS_SHOWN)
+    ]
+    return sorted(shown, key=lambda run: run.run_id, reverse=True)[:MY_RUNS_SHOWN]
 
-    def rate(role: LaneRole) -> str:
-        mine = [lane for lane in lanes if lane.role == role.value]
-        passed = sum(1 for lane in mine if lane.state is LaneStatus.PASSED)
-        return f"{passed}/{len(mine)} passed" if mine else "—"
 
+def _result(summary: RunSummary) -> HomeResult:
+    def rate(tally: LaneTally) -> str:
+        return f"{tally.passed}/{tally.lanes} passed" if tally.lanes else "—"
+
+    figures = summary.figures
     return HomeResult(
-        run_id, spec.suite_label, spec.params.model, rate(LaneRole.BASELINE), rate(LaneRole.MCP)
+        summary.run_id,
+        summary.suite_label,
+        summary.model,
+        rate(figures.baseline_lanes),
+        rate(figures.mcp_lanes),
     )

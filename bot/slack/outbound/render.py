@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.domain.causes import CauseGroup, group_causes, pair_causes
 from bot.domain.outcome import LaneStatus
 from bot.domain.policy import PolicyConfig, approvals_needed
+from bot.domain.run_summary import ran_to_the_end
 from bot.domain.spec import Category, LaneRole
 from bot.domain.states import RERUN_NOTE_ALWAYS_NAMED, RERUN_NOTE_LANE_STATES, WAITING_LANE_STATES
 from bot.domain.verdict import stored_verdict
@@ -78,7 +79,7 @@ async def load_run_card(session: AsyncSession, run_id: int, now: datetime) -> Ru
         by_status = counts.setdefault(lane.role, {})
         by_status[lane.state] = by_status.get(lane.state, 0) + 1
     figures = await queue.queue_figures(session, run_id)
-    done = [pair for pair in pairs.values() if all(_ran_to_the_end(lane) for lane in pair)]
+    done = [pair for pair in pairs.values() if all(ran_to_the_end(lane.state) for lane in pair)]
     ends = [lane.finished_at for pair in done for lane in pair if lane.finished_at is not None]
     return RunCardView(
         run_id=run_id,
@@ -127,8 +128,3 @@ def _causes(pairs: dict[int, list[Lane]]) -> tuple[CauseGroup, ...]:
         }
         items += pair_causes(pair[0].task_id, ended)
     return tuple(group_causes(items))
-
-
-def _ran_to_the_end(lane: Lane) -> bool:
-    """A cancelled lane ended without a result: its pair is not counted as done."""
-    return lane.state.is_final and lane.state is not LaneStatus.CANCELLED

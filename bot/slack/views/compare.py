@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject
 
 from bot.domain.compare import OVERALL, Comparison, FlipKind, GroupStats, LaneChoice, Pair, Side
+from bot.domain.run_summary import Headline
 from bot.domain.stats import fmt_p, fmt_pts, fmt_signed
-from bot.services.compare import LaneHeadline, RunLine
+from bot.services.compare import RunLine
 from bot.slack.views.format import MESSAGE_TEXT_LIMIT, SECTION_LIMIT, clip, code, reward, shown, when
 
 LISTED = 15
@@ -93,7 +94,7 @@ def runs_text(lines: Sequence[RunLine]) -> str:
     return clip("\n".join(out), MESSAGE_TEXT_LIMIT)
 
 
-def _headline(h: LaneHeadline) -> str:
+def _headline(h: Headline) -> str:
     return f"{h.passed}/{h.valid}, {reward(h.mean_reward)}" if h.valid else "—"
 
 
