@@ -20,7 +20,7 @@ from sqlmodel import col
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import COMPLETED_LANE_STATES, STARTABLE_RUN_STATES, UNFINISHED_LANE_STATES, RunState
 from bot.store import lease, records, runs
-from bot.store.models import Lane, Run
+from bot.store.models import Lane
 
 DURATION_SAMPLE = 200  # recent finished lanes the mean duration is taken over
 DEFAULT_SLOTS = 4  # until an engine has published its slot pool in the lease row
@@ -55,7 +55,8 @@ async def mean_lane_seconds(session: AsyncSession, run: records.Run) -> float | 
     same_suite = await _mean_seconds_of_suites(session, sorted(suites))
     if same_suite is not None:
         return same_suite
-    same_model = col(Lane.run_id).in_(select(col(Run.id)).where(col(Run.model) == run.model))
+    # Each lane keeps its run's model, so this walks `ix_lanes_model_finished` from its newest end.
+    same_model = col(Lane.model) == run.model
     return _mean((await session.execute(_newest_durations(same_model))).all())
 
 
