@@ -22,7 +22,8 @@ from bot.domain.clock import Clock
 from bot.store import outbox_prune
 from bot.store.db import Store
 
-BATCH_ROWS = 200  # the most rows one DELETE removes, and the first batch's size
+BATCH_ROWS = 200  # the most rows one DELETE removes
+FIRST_BATCH = 50  # before any pace is known: a loaded machine deletes 200 rows in 80 ms
 SMALLEST_BATCH = 10
 LOCK_BUDGET_MS = 20.0  # a batch's hold on the write lock; the goal: never over 50 ms (bench/history.py)
 PRUNE_TICK_SECONDS = 600.0  # old rows age by the day: every ten minutes is plenty
@@ -53,7 +54,7 @@ class OutboxPruner:
         self._keep = keep
         self._may_prune = may_prune
         self._rule = BatchRule(budget_ms=budget_ms, largest=batch, smallest=min(SMALLEST_BATCH, batch))
-        self._size = batch
+        self._size = min(FIRST_BATCH, batch)
 
     async def tick(self) -> Pruned:
         """Only in the process holding the lease, like every timer: two replicas never prune at once."""
