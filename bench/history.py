@@ -267,7 +267,8 @@ async def year_figures(
     eta = [
         await history_live.eta_ms(store, probe, samples) for store, probe in zip(stores, probes, strict=True)
     ]
-    print(f"eta_ms={eta[1]:.1f}\neta_ms_empty={eta[0]:.1f}", flush=True)
+    print(f"eta_ms={eta[1].p99:.1f}\neta_ms_empty={eta[0].p99:.1f}")
+    print(f"eta_median_ms={eta[1].median:.1f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="csb-history-live-") as tmp:
         root = Path(tmp)
         spec = history_live.one_lane_spec(tasks)
@@ -278,7 +279,8 @@ async def year_figures(
         pairing = await history_live.pairing_ms(results, spec, samples)
         no_results = history_live.results_checkout(root / "empty", 0, tasks)
         pairing_empty = await history_live.pairing_ms(no_results, spec, samples, missing=len(spec.tasks))
-        print(f"pairing_ms={pairing:.1f}\npairing_ms_empty={pairing_empty:.1f}", flush=True)
+        print(f"pairing_ms={pairing.p99:.1f}\npairing_ms_empty={pairing_empty.p99:.1f}")
+        print(f"pairing_median_ms={pairing.median:.1f}", flush=True)
         for store, probe in zip(stores, probes, strict=True):
             await history_live.close_probe(store, probe)
         dispatched = await history_live.dispatch(stores, root, live.dispatch_rounds)
@@ -289,8 +291,9 @@ async def year_figures(
             await history_live.report_ms(store, run, samples)
             for store, run in zip(stores, dispatched.runs, strict=True)
         ]
-        print(f"report_ms={reports[1]:.1f}\nreport_ms_empty={reports[0]:.1f}")
-        print(f"report_ratio={reports[1] / reports[0]:.2f}", flush=True)
+        print(f"report_ms={reports[1].p99:.1f}\nreport_ms_empty={reports[0].p99:.1f}")
+        print(f"report_median_ms={reports[1].median:.1f}\nreport_median_ms_empty={reports[0].median:.1f}")
+        print(f"report_ratio={reports[1].p99 / reports[0].p99:.2f}", flush=True)
         writer = Store(urls[1])  # a bot's connection to the history, writing a lane through the upgrade
         try:
             upgrade = await history_live.upgrade_while_writing(history, writer)
@@ -315,9 +318,9 @@ async def year_figures(
     return Year(
         ack_ratio=acks.ratio,
         dispatch_vs_empty=full_ratio / empty_ratio,
-        eta_ms=eta[1],
-        pairing_ms=pairing,
-        report_ratio=reports[1] / reports[0],
+        eta_ms=eta[1].p99,
+        pairing_ms=pairing.p99,
+        report_ratio=reports[1].p99 / reports[0].p99,
         prune_max_lock_ms=pruned.longest_batch_ms,
         upgrade_blocked_ms=upgrade.longest_write_ms,
     )

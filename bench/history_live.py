@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -62,30 +63,37 @@ def p99(samples: list[float]) -> float:
     return percentile(samples, 99)
 
 
-async def p99_of(call: Callable[[], Awaitable[object]], samples: int) -> float:
-    await call()  # warm
+@dataclass(frozen=True)
+class Timed:
+    p99: float
+    median: float
+
+
+async def timed_ms(call: Callable[[], Awaitable[object]], samples: int) -> Timed:
+    """`call` timed `samples` times after a first, warming call: its p99 and median in ms."""
+    await call()
     walls = []
     for _ in range(samples):
         started = time.perf_counter()
         await call()
         walls.append((time.perf_counter() - started) * 1000)
-    return p99(walls)
+    return Timed(p99(walls), statistics.median(walls))
 
 
 # -- the ETA and the report --------------------------------------------------------------------------
 
 
-async def eta_ms(store: Store, run_id: int, samples: int) -> float:
+async def eta_ms(store: Store, run_id: int, samples: int) -> Timed:
     """p99 of the probe run's ETA (`queue.queue_figures`, what the card and `/csb status` show)."""
 
     async def eta() -> None:
         async with store.read() as session:
             await queue.queue_figures(session, run_id)
 
-    return await p99_of(eta, samples)
+    return await timed_ms(eta, samples)
 
 
-async def report_ms(store: Store, run_id: int, samples: int) -> float:
+async def report_ms(store: Store, run_id: int, samples: int) -> Timed:
     """p99 of a finished run's report as the notifier builds it from the database: the run, its lanes,
     the view, the message and the full table's CSV (the charts are drawn in a worker from the view)."""
 
@@ -99,7 +107,7 @@ async def report_ms(store: Store, run_id: int, samples: int) -> float:
         paired_report(view)
         report_csv(view)
 
-    return await p99_of(report, samples)
+    return await timed_ms(report, samples)
 
 
 # -- the pairing guard on a year of results ------------------------------------------------------------
@@ -145,12 +153,12 @@ def one_lane_spec(tasks: int) -> RunSpec:
     return spec.model_copy(update={"params": params, "lanes": mcp, "tasks": spec.tasks + new})
 
 
-async def pairing_ms(repo: Path, spec: RunSpec, samples: int, *, missing: int = UNKNOWN_TASKS) -> float:
+async def pairing_ms(repo: Path, spec: RunSpec, samples: int, *, missing: int = UNKNOWN_TASKS) -> Timed:
     """p99 of the guard's counterpart search, in a thread as the approval card's checks run it; the
     search must find `missing` tasks without a counterpart (with results on disk, the never-run ones)."""
     found = await asyncio.to_thread(missing_counterparts, repo, spec)
     assert len(found) == missing, f"the search found {len(found)} tasks missing, not {missing}"
-    return await p99_of(lambda: asyncio.to_thread(missing_counterparts, repo, spec), samples)
+    return await timed_ms(lambda: asyncio.to_thread(missing_counterparts, repo, spec), samples)
 
 
 # -- the engine's dispatch -----------------------------------------------------------------------------
