@@ -327,7 +327,10 @@ async def _phase(session: aiohttp.ClientSession, bot: AckBot, total: int, index:
     commands = SignedCommands(bot.standin, prefix=f"{index}-{bot.sent}")
     sample = await load(session, bot.url, commands, total, 50)
     bot.sent += total
-    await drain(session, bot.standin, bot.sent, bot.process)
+    try:
+        await drain(session, bot.standin, bot.sent, bot.process)
+    except RuntimeError as exc:  # the acks were timed; a backlog not posted in time is said, not fatal
+        print(f"ack_drain_incomplete={str(exc).splitlines()[0]}", flush=True)
     return sample
 
 

@@ -335,3 +335,35 @@ async def test_writes_to_lanes_go_on_while_0011_builds_its_index(postgres: objec
     finally:
         for each in (store, replica, bot):
             await each.close()
+
+
+async def test_an_index_left_invalid_by_a_stopped_build_is_built_again(postgres: object) -> None:
+    """A concurrent build cancelled part way (a bot killed while it built) leaves an invalid index of the
+    name; the next upgrade drops it and builds it again, instead of taking it for done."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    store, other = Store(url), Store(url)
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_at_0009_with_lanes)
+        async with other.engine.connect() as open_writer, other.engine.connect() as builder:
+            await open_writer.exec_driver_sql("UPDATE lanes SET reason = 'open' WHERE id = 1")
+            await builder.execution_options(isolation_level="AUTOCOMMIT")
+            pid = (await builder.exec_driver_sql("SELECT pg_backend_pid()")).scalar_one()
+            build = asyncio.create_task(
+                builder.exec_driver_sql(f"CREATE INDEX CONCURRENTLY {ONLINE_INDEX} ON lanes (model)")
+            )
+            await until(lambda: _building(store), "the stand-in build to wait for the open writer")
+            async with store.engine.connect() as connection:
+                await connection.exec_driver_sql(f"SELECT pg_cancel_backend({int(pid)})")
+            with pytest.raises(sa.exc.DBAPIError):
+                await build
+            await open_writer.rollback()
+        assert await _index_state(store) == [(ONLINE_INDEX, False)]
+        await store.create_tables()
+        assert await _index_state(store) == [(ONLINE_INDEX, True)]
+        assert await _schema_differences(store) == []  # the columns of 0011's index, not the stand-in's
+    finally:
+        await store.close()
+        await other.close()
