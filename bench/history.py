@@ -264,6 +264,8 @@ async def year_figures(
     """The ETA, the pairing guard, the engine's dispatch, the report, an index built while the bot writes,
     and the acks with the pruning under them: on the empty database (first) and the history (second)."""
     history = stores[1]
+    for store in stores:
+        await history_live.analyze(store)
     eta = [
         await history_live.eta_ms(store, probe, samples) for store, probe in zip(stores, probes, strict=True)
     ]

@@ -80,6 +80,15 @@ async def timed_ms(call: Callable[[], Awaitable[object]], samples: int) -> Timed
     return Timed(p99(walls), statistics.median(walls))
 
 
+async def analyze(store: Store) -> None:
+    """PostgreSQL's planner statistics, as autovacuum keeps them on a database a year old: right after the
+    bulk fill it has none, and plans the ETA's parts as bitmap scans (150 ms instead of 25)."""
+    if store.engine.dialect.name == "postgresql":
+        async with store.engine.connect() as conn:
+            await conn.exec_driver_sql("ANALYZE")
+            await conn.commit()
+
+
 # -- the ETA and the report --------------------------------------------------------------------------
 
 
