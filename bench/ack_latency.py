@@ -226,9 +226,11 @@ post_interval_seconds = 0
 """
 
 
-def bot_env(slack_api_url: str, database: Path, socket_mode: bool = False) -> dict[str, str]:
+def bot_env(
+    slack_api_url: str, database: Path, socket_mode: bool = False, database_url: str | None = None
+) -> dict[str, str]:
     """HTTP mode (no app token) unless `socket_mode`, the example bench, and the default config minus
-    post pacing."""
+    post pacing; a SQLite file at `database` unless `database_url` names another database."""
     env = {k: v for k, v in os.environ.items() if k not in {"SLACK_APP_TOKEN", "CSB_REPO", "CSB_CONFIG"}}
     if socket_mode:
         env["SLACK_APP_TOKEN"] = APP_TOKEN
@@ -238,7 +240,7 @@ def bot_env(slack_api_url: str, database: Path, socket_mode: bool = False) -> di
         SLACK_BOT_TOKEN=TOKEN,
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack_api_url,
-        CSB_DATABASE_URL=f"sqlite:///{database}",
+        CSB_DATABASE_URL=database_url or f"sqlite:///{database}",
         CSB_HARBOR=HARBOR,
         CSB_CONFIG=str(config),
     )

@@ -175,7 +175,8 @@ class _Run:
         clock = self.started
         lanes = []
         for index, lane in enumerate(new_lanes):
-            row = asdict(lane) | {"run_id": self.id} | _NOT_ENDED  # one set of keys for executemany
+            # One set of keys for executemany; the lane keeps its run's model, as `runs.create_run` writes it.
+            row = asdict(lane) | {"run_id": self.id, "model": new_run.model} | _NOT_ENDED
             if active and index >= len(new_lanes) // 2:  # the probe run: half done, some running
                 running = index < len(new_lanes) // 2 + min(16, max(1, len(new_lanes) // 4))
                 row |= {"state": LaneStatus.RUNNING if running else LaneStatus.QUEUED}

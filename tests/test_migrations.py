@@ -19,6 +19,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
+from waiting import until
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.reason import ReasonKind
@@ -244,3 +245,125 @@ async def test_joined_lane_reasons_are_carried_over_into_fields(db_url: str, pos
         assert all(reason_kind in set(ReasonKind) for _, reason_kind, _ in carried.values())
     finally:
         await store.close()
+
+
+# -- 0011: an index built while the bot writes ----------------------------------------------------------
+
+ONLINE_INDEX = "ix_lanes_model_finished"
+
+
+def _at_0009_with_lanes(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", "bot.store:migrations")
+    config.attributes["connection"] = connection
+    command.upgrade(config, "0009")
+    tables = sa.MetaData()
+    tables.reflect(connection)
+    _insert_required(connection, tables.tables["run_requests"], id=1)
+    _insert_required(connection, tables.tables["runs"], id=1, request_id=1)
+    for lane_id in (1, 2):
+        _insert_required(connection, tables.tables["lanes"], id=lane_id, run_id=1, task_id=f"t{lane_id}")
+
+
+async def _index_state(store: Store) -> list[tuple[str, bool]]:
+    """The online index's name and whether it is valid (SQLite's are always), as the database lists it."""
+    async with store.engine.connect() as connection:
+        if store.engine.dialect.name == "sqlite":
+            found = await connection.exec_driver_sql(
+                f"SELECT name, 1 FROM sqlite_master WHERE type = 'index' AND name = '{ONLINE_INDEX}'"
+            )
+        else:
+            found = await connection.exec_driver_sql(
+                "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                f"WHERE c.relname = '{ONLINE_INDEX}'"
+            )
+        return [(str(name), bool(valid)) for name, valid in found.all()]
+
+
+async def test_0011_adds_its_index_to_a_database_with_lanes(db_url: str, postgres: object) -> None:
+    if db_url.startswith("postgresql"):
+        assert postgres is not None
+        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    store = Store(db_url)
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_at_0009_with_lanes)
+        assert await _index_state(store) == []
+        await store.create_tables()
+        assert await store.revision() == schema.head()
+        assert await _index_state(store) == [(ONLINE_INDEX, True)]
+        assert await _schema_differences(store) == []
+    finally:
+        await store.close()
+
+
+async def _building(store: Store) -> bool:
+    """Whether a CREATE INDEX on lanes is waiting for a lock (here: for the open writer to end)."""
+    async with store.engine.connect() as connection:
+        found = await connection.exec_driver_sql(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE query ILIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'"
+        )
+        return int(found.scalar_one()) > 0
+
+
+async def test_writes_to_lanes_go_on_while_0011_builds_its_index(postgres: object) -> None:
+    """A writer's transaction open on `lanes` when the upgrade starts keeps the build waiting; meanwhile
+    another lane is written within a deadline, and a second replica starting then waits for the first and
+    finds nothing to do. A plain CREATE INDEX would queue behind the open writer and every write after it
+    behind itself: the write would miss its deadline."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    store, replica, bot = Store(url), Store(url), Store(url)
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_at_0009_with_lanes)
+        async with bot.engine.connect() as open_writer:
+            await open_writer.exec_driver_sql("UPDATE lanes SET reason = 'open' WHERE id = 1")
+            upgrading = asyncio.create_task(store.create_tables())
+            await until(lambda: _building(store), "the index build to wait for the open writer")
+            second = asyncio.create_task(replica.create_tables())
+            async with asyncio.timeout(5):  # the bot's write, while the index builds
+                async with bot.write() as session:
+                    await session.execute(sa.text("UPDATE lanes SET reason = 'written' WHERE id = 2"))
+            assert not upgrading.done() and await _building(store)
+            await open_writer.rollback()
+        await asyncio.gather(upgrading, second)
+        assert {await store.revision(), await replica.revision()} == {schema.head()}
+        assert await _index_state(store) == [(ONLINE_INDEX, True)]
+    finally:
+        for each in (store, replica, bot):
+            await each.close()
+
+
+async def test_an_index_left_invalid_by_a_stopped_build_is_built_again(postgres: object) -> None:
+    """A concurrent build cancelled part way (a bot killed while it built) leaves an invalid index of the
+    name; the next upgrade drops it and builds it again, instead of taking it for done."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    store, other = Store(url), Store(url)
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_at_0009_with_lanes)
+        async with other.engine.connect() as open_writer, other.engine.connect() as builder:
+            await open_writer.exec_driver_sql("UPDATE lanes SET reason = 'open' WHERE id = 1")
+            await builder.execution_options(isolation_level="AUTOCOMMIT")
+            pid = (await builder.exec_driver_sql("SELECT pg_backend_pid()")).scalar_one()
+            build = asyncio.create_task(
+                builder.exec_driver_sql(f"CREATE INDEX CONCURRENTLY {ONLINE_INDEX} ON lanes (model)")
+            )
+            await until(lambda: _building(store), "the stand-in build to wait for the open writer")
+            async with store.engine.connect() as connection:
+                await connection.exec_driver_sql(f"SELECT pg_cancel_backend({int(pid)})")
+            with pytest.raises(sa.exc.DBAPIError):
+                await build
+            await open_writer.rollback()
+        assert await _index_state(store) == [(ONLINE_INDEX, False)]
+        await store.create_tables()
+        assert await _index_state(store) == [(ONLINE_INDEX, True)]
+        assert await _schema_differences(store) == []  # the columns of 0011's index, not the stand-in's
+    finally:
+        await store.close()
+        await other.close()

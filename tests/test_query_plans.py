@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from history import Answers  # noqa: E402
 from history_fill import fill  # noqa: E402
 
+from bot.store import queue, runs  # noqa: E402
 from bot.store.db import Store  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -29,6 +31,8 @@ pytestmark = pytest.mark.slow
 RUNS = 40  # 40 runs x 264 tasks x 2 lanes: 21,648 lanes, more than the 10,000 the rule names
 HOT_TABLES = ("lanes", "outbox", "audit_events", "run_summaries")
 SUMMARY_INDEXES = ("ix_run_summaries_finished", "ix_run_summaries_category", "ix_run_summaries_requester")
+HOT_TABLES = ("lanes", "outbox", "audit_events")
+RARE_MODEL = "anthropic/claude-rarely-run"
 LARGE = 10_000  # rows: below this a sequential scan is the planner's right choice (audit rows here)
 
 
@@ -82,6 +86,54 @@ async def test_the_answers_scan_no_large_table(postgres: Cluster | None) -> None
         assert len({statement for statement, _ in unserved}) == 2
         await conn.rollback()
     await store.close()
+
+
+async def test_the_eta_and_the_report_scan_no_large_table(postgres: Cluster | None) -> None:
+    """The ETA of the run under way (its suites' newest lanes, a part per suite), the ETA's fallback to
+    its model's newest lanes (a run whose suites have none), and the report of a finished run."""
+    if postgres is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found)")
+    store = Store(postgres.new_database())
+    await store.create_tables()
+    filled = await fill(store, RUNS)
+    async with store.engine.connect() as conn:
+        # The oldest run's model used nowhere else: the newest lanes of every model walked back from the
+        # newest would pass every other lane first. (For a model among the newest lanes, the planner
+        # rightly walks the finished lanes and stops at the first 200 of it.)
+        await conn.execute(text("UPDATE lanes SET model = :rare WHERE run_id = 1"), {"rare": RARE_MODEL})
+        await conn.execute(text("ANALYZE"))
+        await conn.commit()
+    sent: list[tuple[str, Any]] = []
+
+    def caught(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool) -> None:
+        if statement.lstrip().upper().startswith(("SELECT", "(SELECT")):
+            sent.append((statement, parameters))
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", caught)
+    async with store.read() as session:
+        figures = await queue.queue_figures(session, filled.probe_run)
+        probe = await runs.get_run(session, filled.probe_run)
+        assert probe is not None
+        # No lanes of its own, so no suites: its model's lanes are read instead.
+        no_suites = replace(probe, id=filled.probe_run + 1000, model=RARE_MODEL)
+        by_model = await queue.mean_lane_seconds(session, no_suites)
+        await runs.run_lanes(session, filled.probe_run - 1)
+    event.remove(store.engine.sync_engine, "before_cursor_execute", caught)
+    assert figures.finish_eta_sec is not None and by_model is not None
+    async with store.engine.connect() as conn:
+        assert await _scans(conn, sent, ["lanes"]) == []
+        ((statement, parameters),) = [(st, p) for st, p in sent if "lanes.model =" in st]
+        assert "ix_lanes_model_finished" in await _plan(conn, statement, parameters)
+        # Without migration 0011's index the fallback walks other lanes and filters them by model.
+        await conn.execute(text("DROP INDEX ix_lanes_model_finished"))
+        plan = await _plan(conn, statement, parameters)
+        assert "ix_lanes_model_finished" not in plan and re.search(r"Filter: .*model", plan)
+        await conn.rollback()
+    await store.close()
+
+
+async def _plan(conn: AsyncConnection, statement: str, parameters: Any) -> str:
+    return "\n".join((await conn.exec_driver_sql(f"EXPLAIN {statement}", parameters)).scalars().all())
 
 
 async def _rows(conn: AsyncConnection, table: str) -> int:

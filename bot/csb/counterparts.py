@@ -121,9 +121,21 @@ def _from_trials(repo: Path, lane_names: frozenset[str], model: str, wanted: set
                 clean = _clean_task(result, model, candidates)
                 if clean is not None:
                     found.add(clean)
+                    _forget(by_short, clean)  # its other trials need not be read
             if found >= wanted:
                 return found
     return found
+
+
+def _forget(by_short: dict[str, set[str]], task_id: str) -> None:
+    """A task found: no trial folder is a candidate for it any more (a search that goes on for tasks never
+    run would otherwise read the result of every trial of every task it has found)."""
+    short = short_task_name(task_id)
+    remaining = by_short.get(short, set()) - {task_id}
+    if remaining:
+        by_short[short] = remaining
+    else:
+        by_short.pop(short, None)
 
 
 def _lane_folders(root: Path, lane_names: frozenset[str]) -> Iterator[Path]:

@@ -14,9 +14,11 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.engine.url import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from bot.domain.errors import InfraError
 from bot.store import (
+    migration_lock,
     models,  # noqa: F401  (registers the tables on SQLModel.metadata)
     schema,
 )
@@ -28,6 +30,7 @@ _WRITE = "csb_write"
 PING_TIMEOUT_SEC = 2.0
 # The longest one statement may take on PostgreSQL (see `_pool_options`); the bot's own take milliseconds.
 COMMAND_TIMEOUT_SEC = 10.0
+MIGRATION_TIMEOUT_SEC = 3600.0  # a migration's statements: building an index on a year of lanes
 LOCK_TIMEOUT_SHARE = 0.8  # of that deadline, the longest wait for a lock (SQLite's busy timeout is 10 s)
 # PostgreSQL ends a session left idle inside a transaction this long (`?idle_in_transaction_timeout=N` in
 # the URL, seconds, sets another; 0 turns it off). The bot never waits on anything but its own statements
@@ -129,6 +132,12 @@ def _driver_url(url: str) -> str:
     return parsed.difference_update_query([IDLE_OPTION]).render_as_string(hide_password=False)
 
 
+def _migration_args(url: str) -> dict[str, Any]:
+    """The pool's connection settings, with the migrations' longer statement deadline."""
+    args: dict[str, Any] = dict(_pool_options(url)["connect_args"])
+    return args | {"command_timeout": MIGRATION_TIMEOUT_SEC}
+
+
 def _seconds(given: object, default: float) -> float:
     try:
         return float(given) if isinstance(given, str) else default
@@ -153,13 +162,31 @@ class Store:
     async def create_tables(self) -> None:
         """Create the tables, or bring an existing database's up to date, by the migrations."""
         try:
-            async with self._write_engine.begin() as conn:
-                await conn.run_sync(schema.upgrade)
+            if self._is_sqlite:
+                # BEGIN IMMEDIATE: the write lock is the migration lock, and the upgrade one transaction.
+                async with self._write_engine.begin() as conn:
+                    await conn.run_sync(schema.upgrade)
+            else:
+                await self._upgrade_postgres()
         except schema.SchemaProblem as exc:
             raise InfraError(f"{display_url(self.url)}: {exc}") from None
         except (SQLAlchemyError, schema.MigrationFailed, OSError) as exc:
             raise self._failed("could not bring the schema up to date", exc) from exc
         log.info("database %s at schema revision %s", display_url(self.url), await self.revision())
+
+    async def _upgrade_postgres(self) -> None:
+        """On a connection of its own, under the session-level migration lock (`migration_lock.py`),
+        with no transaction around the upgrade: Alembic opens and commits its own, so that a revision
+        may build an index concurrently outside one. The statement deadline of the bot's pool is
+        `MIGRATION_TIMEOUT_SEC` here: an index over a year of lanes may take minutes."""
+        engine = create_async_engine(
+            _driver_url(self.url), poolclass=NullPool, connect_args=_migration_args(self.url)
+        )
+        try:
+            async with engine.connect() as conn, migration_lock.held(conn, schema.MIGRATION_LOCK):
+                await conn.run_sync(schema.upgrade)
+        finally:
+            await engine.dispose()
 
     async def revision(self) -> str | None:
         """The schema revision the database is at (None: empty, or a version table no migration wrote)."""

@@ -101,6 +101,8 @@ class Lane(SQLModel, table=True):
         Index("ix_lanes_suite_finished", "suite", "finished_at", "state", "cost_usd", "started_at"),
         # A month's spend (`bot/store/spend.py`): the lanes that finished in it, with what it sums.
         Index("ix_lanes_finished", "finished_at", "run_id", "state", "cost_usd"),
+        # The ETA's fallback to the model's recent lanes (`bot/store/queue.py`), read from its newest end.
+        Index("ix_lanes_model_finished", "model", "finished_at", "state", "started_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -8,17 +8,19 @@ lanes of another suite or model can take ten times as long.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, Select, func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.domain.outcome import LaneStatus
 from bot.domain.states import COMPLETED_LANE_STATES, STARTABLE_RUN_STATES, UNFINISHED_LANE_STATES, RunState
 from bot.store import lease, records, runs
-from bot.store.models import Lane, Run
+from bot.store.models import Lane
 
 DURATION_SAMPLE = 200  # recent finished lanes the mean duration is taken over
 DEFAULT_SLOTS = 4  # until an engine has published its slot pool in the lease row
@@ -50,15 +52,28 @@ async def mean_lane_seconds(session: AsyncSession, run: records.Run) -> float | 
     suites = (
         await session.execute(select(col(Lane.suite)).where(col(Lane.run_id) == run.id).distinct())
     ).scalars()
-    same_suite = await _mean_seconds(session, col(Lane.suite).in_(list(suites)))
+    same_suite = await _mean_seconds_of_suites(session, sorted(suites))
     if same_suite is not None:
         return same_suite
-    same_model = col(Lane.run_id).in_(select(col(Run.id)).where(col(Run.model) == run.model))
-    return await _mean_seconds(session, same_model)
+    # Each lane keeps its run's model, so this walks `ix_lanes_model_finished` from its newest end.
+    same_model = col(Lane.model) == run.model
+    return _mean((await session.execute(_newest_durations(same_model))).all())
 
 
-async def _mean_seconds(session: AsyncSession, *where: Any) -> float | None:
-    rows = await session.execute(
+async def _mean_seconds_of_suites(session: AsyncSession, suites: list[str]) -> float | None:
+    """The newest `DURATION_SAMPLE` lanes of any of `suites`: each suite's newest from the end of its part
+    of `ix_lanes_suite_finished`, merged here. One `suite IN (…)` ordered by `finished_at` would read every
+    lane of those suites and sort them (SQLite's plan), which grows with the history."""
+    if not suites:
+        return None
+    parts = [_newest_durations(col(Lane.suite) == suite).subquery() for suite in suites]
+    merged = union_all(*(select(part.c.started_at, part.c.finished_at) for part in parts))
+    rows = sorted((await session.execute(merged)).all(), key=lambda row: row[1], reverse=True)
+    return _mean(rows[:DURATION_SAMPLE])
+
+
+def _newest_durations(*where: ColumnElement[bool]) -> Select[datetime | None, datetime | None]:
+    return (
         select(col(Lane.started_at), col(Lane.finished_at))
         .where(
             col(Lane.state).in_(list(_MEASURED)),
@@ -69,9 +84,10 @@ async def _mean_seconds(session: AsyncSession, *where: Any) -> float | None:
         .order_by(col(Lane.finished_at).desc())
         .limit(DURATION_SAMPLE)
     )
-    durations = [
-        (end - start).total_seconds() for start, end in rows.all() if start is not None and end is not None
-    ]
+
+
+def _mean(rows: Sequence[Any]) -> float | None:
+    durations = [(end - start).total_seconds() for start, end in rows if None not in (start, end)]
     return sum(durations) / len(durations) if durations else None
 
 

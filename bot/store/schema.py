@@ -1,9 +1,11 @@
 """Schema upgrades by the Alembic migrations in bot/store/migrations, one process at a time.
 
-`csb-bot serve` runs them at start and `csb-bot db upgrade` on demand. Each upgrade is one transaction
-that first takes the migration lock (PostgreSQL: a transaction advisory lock; SQLite: the write lock,
-taken at BEGIN IMMEDIATE by the caller), so replicas started in the same second upgrade in turn and the
-later ones find nothing left to do.
+`csb-bot serve` runs them at start and `csb-bot db upgrade` on demand, under the migration lock, so
+replicas started in the same second upgrade in turn and the later ones find nothing left to do. On
+SQLite the lock is the write lock, taken at BEGIN IMMEDIATE by the caller, and the upgrade is that one
+transaction. On PostgreSQL it is a session-level advisory lock the caller holds (`migration_lock.py`)
+and the connection comes without a transaction: Alembic runs the revisions in one of its own, which a
+revision that builds an index concurrently commits part way (`online_index.py`).
 
 A rolling deploy upgrades the schema while replicas of the older version still run, and may restart one
 of them: an older replica therefore starts on a newer schema, without touching it (migrations only add
@@ -34,7 +36,7 @@ log = logging.getLogger(__name__)
 
 # The revision whose schema a database made before migrations existed already has (see its docstring).
 FIRST = "0001"
-# pg_advisory_xact_lock's key: any constant the bot's other locks do not use ("csbm" in ASCII).
+# The migration lock's key on PostgreSQL: any constant the bot's other locks do not use ("csbm" in ASCII).
 MIGRATION_LOCK = 0x6373_626D
 
 
@@ -163,12 +165,10 @@ def _made_before_migrations(connection: Connection) -> bool:
 
 
 def upgrade(connection: Connection) -> None:
-    """Bring the schema to `head()` inside the caller's transaction, after taking the migration lock.
+    """Bring the schema to `head()`; the caller holds the migration lock (see the module's docstring).
 
     A newer schema is left as it is (a rolling deploy's older replica runs on it); one no migration
     wrote raises SchemaProblem."""
-    if connection.dialect.name == "postgresql":
-        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
     found = state(connection)
     if not found.startable:
         raise SchemaProblem(refusal(found))
@@ -194,8 +194,11 @@ def _migrate(connection: Connection) -> None:
     from alembic.util.exc import CommandError
 
     config = _config(connection)
+    before_migrations = _made_before_migrations(connection)
+    if connection.dialect.name == "postgresql":
+        connection.commit()  # the reads above: Alembic begins the upgrade's transaction itself
     try:
-        if _made_before_migrations(connection):
+        if before_migrations:
             command.stamp(config, FIRST)  # made by create_all before migrations: it holds FIRST's schema
         command.upgrade(config, "head")
     except CommandError as exc:

@@ -1,7 +1,9 @@
 """Alembic's environment: migrations run on the connection the bot hands over (see bot/store/schema.py).
 
-The caller has already begun the transaction and taken the migration lock on that connection, so every
-revision of one upgrade runs inside it and two processes starting together upgrade one after the other.
+The caller holds the migration lock, so two processes starting together upgrade one after the other. On
+SQLite it has begun the transaction (the lock is its write lock), and every revision runs inside it; on
+PostgreSQL the connection comes without one and `begin_transaction` opens it, so that a revision may step
+out of it to build an index concurrently (`bot/store/online_index.py`).
 """
 
 from alembic import context
