@@ -31,7 +31,6 @@ pytestmark = pytest.mark.slow
 RUNS = 40  # 40 runs x 264 tasks x 2 lanes: 21,648 lanes, more than the 10,000 the rule names
 HOT_TABLES = ("lanes", "outbox", "audit_events", "run_summaries")
 SUMMARY_INDEXES = ("ix_run_summaries_finished", "ix_run_summaries_category", "ix_run_summaries_requester")
-HOT_TABLES = ("lanes", "outbox", "audit_events")
 RARE_MODEL = "anthropic/claude-rarely-run"
 LARGE = 10_000  # rows: below this a sequential scan is the planner's right choice (audit rows here)
 
