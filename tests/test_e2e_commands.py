@@ -18,6 +18,8 @@ from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.store import requests
 from bot.store.models import RequestState
 
+FORM_TYPE = "application/x-www-form-urlencoded"
+
 
 async def test_bad_and_stale_signatures_get_401_and_change_nothing(tmp_path: Path, db_url: str) -> None:
     async with running_bot(tmp_path, csb_database_url=db_url) as h:
@@ -30,6 +32,32 @@ async def test_bad_and_stale_signatures_get_401_and_change_nothing(tmp_path: Pat
         assert stale.status == 401
         await h.deliver()
         assert h.standin.messages(CHANNEL) == []
+        assert await request_count(h.bot.store) == 0
+
+
+async def test_a_whole_command_signed_with_another_secret_gets_401_and_changes_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
+    """A request Bolt and the listeners could act on, its signature not the app's: the intake is the only
+    check of signatures (Bolt's own is off, `bot/slack/app.py`), so this is the test that it is there."""
+    async with running_bot(tmp_path, csb_database_url=db_url) as h:
+        secret = h.driver.signing_secret
+        h.driver.signing_secret = secret + "-not"
+        forged = await h.driver.slash_command(REQUESTER, "run csb_sdlc_fix")
+        assert forged.status == 401
+        assert forged.json == {"error": "invalid request"}
+        another = await h.driver.slash_command(REQUESTER, "help")
+        h.driver.signing_secret = secret
+        missing = await h.driver.post(
+            "command=%2Fcsb&text=help&user_id=U0A&channel_id=C0PLAY",
+            FORM_TYPE,
+            headers={"X-Slack-Signature": ""},
+        )
+        assert (another.status, missing.status) == (401, 401)
+        await h.bot.inflight.wait_idle()
+        await h.deliver()
+        assert h.standin.messages(CHANNEL) == []
+        assert h.ephemeral_texts(REQUESTER) == []
         assert await request_count(h.bot.store) == 0
 
 

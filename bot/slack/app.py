@@ -83,6 +83,12 @@ def create_app(
         client=client,
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         authorize=authorize,
+        # Each listener acks and returns, its work going on in a task of its own (`Prologue`), so Bolt
+        # answers as the listener returns instead of looking for the ack every 10 ms.
+        process_before_response=True,
+        # Every HTTP request reaches Bolt through the intake (`bot/server.py`), which has checked its
+        # signature and timestamp already; Socket Mode envelopes carry none.
+        request_verification_enabled=False,
     )
 
     async def direct(user_id: str, text: str) -> None:

@@ -1,15 +1,17 @@
 """Listener work still running after its ack, and whose turn it is to run.
 
-Bolt answers Slack as soon as a listener acks and runs the rest in the background; this counts that
-rest, so shutdown can let it finish and tests can wait for it instead of sleeping. It also orders the
-rest: each person's work runs one at a time, in arrival order, and only a few people's work at once.
+A listener acks and returns; Bolt answers Slack as it returns, and the rest runs here in a task of its
+own (`start`). This counts that rest, so shutdown can let it finish and tests can wait for it instead of
+sleeping. It also orders the rest: each person's work runs one at a time, in arrival order, and only a
+few people's work at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 
 class InFlight:
@@ -27,18 +29,41 @@ class InFlight:
         self._idle.set()
         self._slots = asyncio.Semaphore(work_slots)
         self._people: dict[str, _Turns] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # held, so the loop does not drop work under way
 
     @asynccontextmanager
     async def track(self) -> AsyncIterator[None]:
         """Enter before `ack()`: the count is up before Slack's answer leaves, so `wait_idle` sees it."""
-        self._count += 1
-        self._idle.clear()
+        self._up()
         try:
             yield
         finally:
-            self._count -= 1
-            if self._count == 0:
-                self._idle.set()
+            self._down()
+
+    def start(self, work: Coroutine[Any, Any, None], failed: Callable[[BaseException], object]) -> None:
+        """Runs `work` in a task of its own, counted until it ends; an exception it ends with goes to
+        `failed`. Called before the listener returns, so the count is up before Slack's answer leaves.
+        Tasks start in the order they are made, so each person's `turn` is taken in arrival order."""
+        self._up()
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+
+        def ended(done: asyncio.Task[None]) -> None:
+            self._tasks.discard(done)
+            self._down()
+            if not done.cancelled() and (error := done.exception()) is not None:
+                failed(error)
+
+        task.add_done_callback(ended)
+
+    def _up(self) -> None:
+        self._count += 1
+        self._idle.clear()
+
+    def _down(self) -> None:
+        self._count -= 1
+        if self._count == 0:
+            self._idle.set()
 
     @asynccontextmanager
     async def turn(self, person: str) -> AsyncIterator[None]:

@@ -1,7 +1,9 @@
 """What every listener does around its handler: count the work, ack Slack, wait its turn, kick delivery.
 
-Slack wants its ack within 3 s, so the ack comes before any work. Work that opens a modal runs at
-once instead of waiting its turn: the click's `trigger_id` expires 3 s after the click.
+Slack wants its ack within 3 s, so the ack comes before any work: a listener acks and returns, and Bolt
+(`process_before_response`, `bot/slack/app.py`) answers Slack as it returns, while the work runs on in a
+task counted by `InFlight`. Work that opens a modal runs at once instead of waiting its turn: the click's
+`trigger_id` expires 3 s after the click.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck
 
 from bot.services.replays import ReplayGuard
-from bot.slack.errors import unless_busy
+from bot.slack.errors import describe, unless_busy
 from bot.slack.inbound.inflight import InFlight
 from bot.slack.outbound.notifier import Notifier
 
@@ -44,12 +46,12 @@ class Prologue:
         self._away_line = away_line
 
     async def run(self, ack: AsyncAck, body: dict[str, Any], work: Work, *, at_once: bool = False) -> None:
-        """Ack, then `work` in its sender's turn (or `at_once`), then let the outbox deliver."""
+        """Ack, then, in the background, `work` in its sender's turn (or `at_once`), then let the outbox
+        deliver."""
         async with self._inflight.track():
             line = self._away_line() if body.get("command") else None  # only a command's ack is shown
             await (ack(text=line) if line else ack())
-            await self._work(body, work, at_once)
-        self._notifier.kick()
+            self._after_ack(self._work(body, work, at_once))
 
     async def submit(self, ack: AsyncAck, body: dict[str, Any], check: Check, work: Work) -> None:
         """A modal's submit: `check` (a quick read) keeps the modal open with its errors, else as `run`,
@@ -68,8 +70,17 @@ class Prologue:
                 await ack(response_action="errors", errors=errors)
                 return
             await ack()
-            await self._work(body, lambda: self._once(body, work), at_once=False)
-        self._notifier.kick()
+            self._after_ack(self._work(body, lambda: self._once(body, work), at_once=False))
+
+    def _after_ack(self, work: Awaitable[None]) -> None:
+        """The rest of a listener, run once it has returned and Bolt has answered Slack; what it raises is
+        logged as Bolt's error handler would (`describe`)."""
+
+        async def then_deliver() -> None:
+            await work
+            self._notifier.kick()
+
+        self._inflight.start(then_deliver(), describe)
 
     async def _once(self, body: dict[str, Any], work: Work) -> None:
         user_id = sender(body)
