@@ -260,7 +260,9 @@ def _serve(args: argparse.Namespace) -> int:
     bot.redact_logs()
     socket_mode = None
     if settings.slack_app_token is not None:
-        socket_mode = partial(run_socket_mode, bot.app, settings.slack_app_token.get_secret_value())
+        socket_mode = partial(
+            run_socket_mode, bot.app, settings.slack_app_token.get_secret_value(), bot.inflight
+        )
     mode = "HTTP" if socket_mode is None else "Socket Mode; HTTP for /healthz"
     serve_forever(
         build_web_app(bot),

@@ -66,11 +66,13 @@ def _lifecycle(bot: Bot, timers: bool):  # type: ignore[no-untyped-def]
 
 async def _slack_events(request: web.Request) -> web.Response:
     """Unsigned or malformed requests are answered by the intake; the rest go to Bolt's listeners."""
-    screened = await request.app[INTAKE_KEY].screen(request)
-    if isinstance(screened, web.Response):
-        return screened
-    response = await request.app[BOT_KEY].app.async_dispatch(screened)
-    return await to_aiohttp_response(response)
+    bot = request.app[BOT_KEY]
+    with bot.inflight.answering():  # the work of requests acked before waits for this one's ack
+        screened = await request.app[INTAKE_KEY].screen(request)
+        if isinstance(screened, web.Response):
+            return screened
+        response = await bot.app.async_dispatch(screened)
+        return await to_aiohttp_response(response)
 
 
 async def _socket_mode_only(_request: web.Request) -> web.Response:

@@ -139,6 +139,7 @@ def build_bot(
         promotion_hold=environ.get(HOLD_ENV),
         policy=config.policy,
     )
+    inflight = InFlight()
     notifier = Notifier(
         store,
         client,
@@ -148,6 +149,7 @@ def build_bot(
         repo,
         eager=eager_notifier,
         may_deliver=lambda: engine.lease.held,  # one sender across bot processes, as for the timers
+        before_round=inflight.answers_first,  # a burst's acks before its cards
     )
     replies = ReplyService(store, clock, direct=reply_now)
     spend = SpendService(store, config.policy, clock)
@@ -187,7 +189,6 @@ def build_bot(
     )
     replays = ReplayGuard(store, clock)
     decisions = DecisionHandler(approvals, requests, replies, directory, client, replays)
-    inflight = InFlight()
     task_reruns = TaskRerunService(store, requests)
     restarts = LaneRestartService(store, config.policy, clock)
     clicks = RunControlClicks(control, replies, directory, client, replays, requests, task_reruns, restarts)

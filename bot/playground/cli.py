@@ -95,7 +95,9 @@ def run_playground(host: str, port: int, *, socket_mode: bool = False) -> int:
         port,
         bot.config.server,
         ready=lambda listening: _banner(host, listening, bot),
-        alongside=partial(run_socket_mode, bot.app, token.get_secret_value()) if token else None,
+        alongside=partial(run_socket_mode, bot.app, token.get_secret_value(), bot.inflight)
+        if token
+        else None,
     )
     return 0
 

@@ -9,9 +9,12 @@ few people's work at once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
+
+ANSWERS_FIRST_SEC = 1.0
+"""The longest a request's work waits for the requests still arriving to be acked (Slack allows 3 s)."""
 
 
 class InFlight:
@@ -21,15 +24,23 @@ class InFlight:
     A person's work waits for their own earlier work first, and only then for a shared slot: a burst
     from one person, or a request waiting on a slow CSB script, holds one slot, so other people's
     replies still go out.
+
+    Answers come first: work that has its slot starts once no request is being answered (`answering`,
+    from its arrival to its ack), or after `answers_first_sec` at most, so a burst's acks are not
+    queued behind the work of the requests acked before them, and a long burst never starves the work.
     """
 
-    def __init__(self, work_slots: int = 4) -> None:
+    def __init__(self, work_slots: int = 4, answers_first_sec: float = ANSWERS_FIRST_SEC) -> None:
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._slots = asyncio.Semaphore(work_slots)
         self._people: dict[str, _Turns] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # held, so the loop does not drop work under way
+        self._answers_first_sec = answers_first_sec
+        self._answering = 0  # requests between their arrival and their ack
+        self._answered = asyncio.Event()
+        self._answered.set()
 
     @asynccontextmanager
     async def track(self) -> AsyncIterator[None]:
@@ -39,6 +50,24 @@ class InFlight:
             yield
         finally:
             self._down()
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Around one request, from its arrival to its ack (the HTTP handler, a Socket Mode envelope)."""
+        self._answering += 1
+        self._answered.clear()
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            if self._answering == 0:
+                self._answered.set()
+
+    async def answers_first(self) -> None:
+        """Wait until no request is being answered, `answers_first_sec` at most."""
+        if self._answering:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), self._answers_first_sec)
 
     def start(self, work: Coroutine[Any, Any, None], failed: Callable[[BaseException], object]) -> None:
         """Runs `work` in a task of its own, counted until it ends; an exception it ends with goes to
@@ -72,6 +101,7 @@ class InFlight:
         turns.waiting += 1
         try:
             async with turns.lock, self._slots:
+                await self.answers_first()
                 yield
         finally:
             turns.waiting -= 1

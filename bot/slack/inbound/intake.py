@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, Field, StrictBool, StrictStr, ValidationError
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
-from slack_bolt.request.internals import parse_body
+from slack_bolt.request.internals import (
+    build_normalized_headers,
+    extract_content_type,
+    parse_body,
+    parse_query,
+)
 from slack_sdk.signature import SignatureVerifier
 
 from bot.domain.limits import COMMAND_TEXT_CHARS
@@ -231,7 +239,23 @@ class Intake:
         problem = payload_problem(body)
         if problem:
             return _malformed(problem)
-        return AsyncBoltRequest(body=text, query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
+        return _ScreenedRequest(text, body, request.query_string, request.headers)
+
+
+class _ScreenedRequest(AsyncBoltRequest):
+    """Bolt's request as it builds one from an HTTP body (`mode="http"`), from the body already parsed
+    here: parsed once, not again by Bolt. `raw_body` is kept, as Bolt keeps it."""
+
+    def __init__(self, raw_body: str, body: dict[str, Any], query: str, headers: Mapping[str, str]) -> None:
+        self.raw_body = raw_body
+        self.query = parse_query(query)
+        self.headers = build_normalized_headers(headers)  # type: ignore[arg-type]  # Bolt's own is narrower
+        self.content_type = extract_content_type(self.headers)
+        self.body = body
+        self.context = build_async_context(AsyncBoltContext({}), self.body)
+        self.lazy_only = bool(self.headers.get("x-slack-bolt-lazy-only", [False])[0])
+        self.lazy_function_name = self.headers.get("x-slack-bolt-lazy-function-name", [None])[0]
+        self.mode = "http"
 
 
 def _malformed(problem: str) -> web.Response:

@@ -21,6 +21,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
 from bot.domain.errors import InfraError
+from bot.slack.inbound.inflight import InFlight
 from bot.slack.inbound.intake import MAX_BODY_BYTES, payload_problem
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,13 @@ class _SizedClient(SocketModeClient):
 
 class ScreenedSocketModeHandler(AsyncSocketModeHandler):
     """Bolt's handler, screening each envelope as the intake screens an HTTP request: a payload HTTP
-    would answer 400 (malformed, or longer than Slack sends) is acked, logged and not acted on."""
+    would answer 400 (malformed, or longer than Slack sends) is acked, logged and not acted on. Each
+    envelope counts as being answered (`InFlight.answering`) until its ack is sent."""
 
-    def __init__(self, app: AsyncApp, app_token: str, *, ping_interval: float) -> None:
+    def __init__(self, app: AsyncApp, app_token: str, *, ping_interval: float, inflight: InFlight) -> None:
         # As Bolt's own __init__, with the client above.
         self.app = app
+        self._inflight = inflight
         self.app_token = app_token
         self.client = _SizedClient(
             app_token=app_token, logger=app.logger, web_client=app.client, ping_interval=ping_interval
@@ -60,21 +63,22 @@ class ScreenedSocketModeHandler(AsyncSocketModeHandler):
         self.client.socket_mode_request_listeners.append(self.handle)
 
     async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:
-        problem = payload_problem(req.payload)
-        if problem is None:
-            await super().handle(client, req)  # type: ignore[arg-type]  # Bolt types it on its own client class
-            return
-        log.info("refused a Socket Mode envelope (%.20s) with a malformed payload: %s", req.type, problem)
-        await client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+        with self._inflight.answering():
+            problem = payload_problem(req.payload)
+            if problem is None:
+                await super().handle(client, req)  # type: ignore[arg-type]  # Bolt types it on its own client class
+                return
+            log.info("refused a Socket Mode envelope (%.20s) with a malformed payload: %s", req.type, problem)
+            await client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
 
 
-async def run_socket_mode(app: AsyncApp, app_token: str) -> None:
+async def run_socket_mode(app: AsyncApp, app_token: str, inflight: InFlight) -> None:
     """Runs until serving stops (SIGINT or SIGTERM cancels it), then closes the WebSocket.
 
     A token Slack refuses ends serving with one line, instead of the client retrying it forever."""
     # Typed as Bolt's handler, whose untyped start and close mypy is told to accept (pyproject.toml).
     handler: AsyncSocketModeHandler = ScreenedSocketModeHandler(
-        app, app_token, ping_interval=PING_INTERVAL_SECONDS
+        app, app_token, ping_interval=PING_INTERVAL_SECONDS, inflight=inflight
     )
     try:
         try:

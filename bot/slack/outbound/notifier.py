@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -63,7 +63,11 @@ class Notifier:
         *,
         eager: bool,
         may_deliver: Callable[[], bool],
+        before_round: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`before_round`: what a round started in the background (`start_round`, `kick`) waits for
+        first; the bot's waits while requests are being acked (`InFlight.answers_first`)."""
+        self._before_round = before_round
         self._store = store
         self._clock = clock
         self._config = config
@@ -91,13 +95,17 @@ class Notifier:
         )
         self._busy: set[str] = set()  # conversations a delivery round is working through
         self._rounds: set[asyncio.Task[int]] = set()  # held, so the loop does not drop a round under way
+        self._listing_soon = False  # a round is started that has not yet begun to list the due rows
 
     def kick(self) -> None:
         """Deliver now instead of at the next tick, so a reply does not wait for the timer.
 
+        Kicks coalesce: while a started round has not yet begun to list the due rows, it will find what
+        the kicker wrote, so a burst of replies starts one round, not one each that lists them all.
         Off (`eager=False`) in tests, which call `deliver()` themselves and see every call in order.
         """
-        if self._eager and self._may_deliver():
+        if self._eager and not self._listing_soon and self._may_deliver():
+            self._listing_soon = True
             self.start_round()
 
     def start_round(self) -> None:
@@ -111,6 +119,8 @@ class Notifier:
 
     async def _round(self) -> int:
         try:
+            if self._before_round is not None:
+                await self._before_round()
             return await self.deliver()
         except Exception:
             log.exception("outbox delivery round failed; the next one tries again")
@@ -121,6 +131,7 @@ class Notifier:
 
         A conversation's rows go one after another, conversations side by side.
         """
+        self._listing_soon = False  # a kick from here on may need a round of its own
         await self._followups.catch_up_milestones()
         found = await self._due_by_conversation()
         lanes = {lane: rows for lane, rows in found.items() if lane not in self._busy}
