@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.csb.official_side import QUALITY_ISSUES, NoManifest, official_side, read_manifest
-from bot.domain.compare import OVERALL, FlipKind, LaneChoice, Side, TaskResult, compare
+from bot.domain.compare import OVERALL, FlipKind, LaneChoice, Side, TaskResult, compare, group_stats
 from bot.domain.intervals import paired_diff_interval, wilson_interval
 from bot.domain.manifest_names import manifest_task_key
 from bot.domain.spec import LaneRole
@@ -135,6 +135,22 @@ def test_statistics_worked_out_by_hand() -> None:
     assert stats.cost_a == pytest.approx(0.5) and stats.cost_b is None  # the MANIFEST has no cost
     by_suite = compare(_run_side(), _official()).by_slot[CONFIG]
     assert set(by_suite) == {SUITE, OVERALL} and by_suite[SUITE] == by_suite[OVERALL]
+
+
+def test_every_group_has_the_statistics_it_has_alone() -> None:
+    """The intervals are drawn for all groups at once: each group's figures are those `group_stats` gives
+    the group by itself, in both pairings (by config: one slot, whose overall is the comparison's)."""
+    for lanes in (LaneChoice.CONFIG, LaneChoice.BOTH):
+        result = compare(_run_side(), _official(), lanes, resamples=2_000)
+        assert result.overall == group_stats(result.pairs, 2_000)
+        assert result.overall.mean_ci is not None
+        for slot, groups in result.by_slot.items():
+            in_slot = [p for p in result.pairs if p.slot == slot]
+            assert groups[OVERALL] == group_stats(in_slot, 2_000)
+            for suite, stats in groups.items():
+                if suite != OVERALL:
+                    assert stats == group_stats([p for p in in_slot if p.suite == suite], 2_000)
+    assert compare(_run_side(), _official(), resamples=0).overall.mean_ci is None
 
 
 def test_the_header_says_what_differs() -> None:

@@ -17,7 +17,7 @@ from sqlalchemy import update
 from bot.domain.outcome import LaneStatus
 from bot.engine.accounts import AccountPicker, account_pool
 from bot.settings import EngineConfig
-from bot.store import lanes, queue
+from bot.store import lanes, queue, runs
 from bot.store.models import Account, Run, RunState
 
 pytestmark = pytest.mark.slow
@@ -111,3 +111,38 @@ async def test_eta_only_from_comparable_lanes_same_suite_else_same_model(tmp_pat
             for run_id in (same_suite, same_model):
                 figures = await queue.queue_figures(session, run_id)
                 assert figures.finish_eta_sec is not None and figures.finish_eta_sec > 0
+
+
+async def test_figures_of_several_runs_are_each_runs_own(tmp_path: Path, db_url: str) -> None:
+    """`/csb status` reads every active run's figures at once (`queue_figures_of`, what they share read
+    once): a run under way, two waiting in the queue (one of a suite and model with no history), a finished
+    one, each with the figures `queue_figures` gives it alone; and their lanes counted as the rows say."""
+    async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
+        done = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        kit.clock.advance(timedelta(seconds=100))
+        await wait_all(kit.engine.executor)
+        await kit.engine.tick()
+        under_way = await kit.approve("csb_org_onboarding", parallel=2)
+        await kit.engine.tick()
+        waiting = await kit.approve("csb_org_onboarding", parallel=1)
+        stranger = await kit.approve("csb_sdlc_fix")
+        async with kit.store.write() as session:
+            await session.execute(update(Run).where(Run.id == stranger).values(model="openai/gpt-5"))
+        ids = [done, under_way, waiting, stranger]
+        async with kit.store.read() as session:
+            every = [await kit.run(run_id) for run_id in ids]
+            together = await queue.queue_figures_of(session, every)
+            alone = {run_id: await queue.queue_figures(session, run_id) for run_id in ids}
+            counted = await runs.lane_counts(session, ids)
+        assert together == alone
+        assert together[done].eta_sec is None and together[stranger].eta_sec is None
+        assert together[waiting].position == 1 and together[stranger].position == 2
+        assert together[under_way].eta_sec and together[waiting].eta_sec
+        for run_id in ids:
+            rows = await kit.lanes(run_id)
+            assert counted[run_id].lanes == len(rows) > 0
+            assert counted[run_id].done == sum(1 for lane in rows if lane.state.is_final)
+            assert counted[run_id].running == sum(1 for lane in rows if lane.state is LaneStatus.RUNNING)
+            assert counted[run_id].suites == tuple(sorted({lane.suite for lane in rows}))
+        assert counted[under_way].running == 2 and counted[done].done == counted[done].lanes

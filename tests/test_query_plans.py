@@ -1,7 +1,7 @@
 """The hot queries' plans on PostgreSQL with history behind them: no sequential scan of lanes, outbox,
-audit or run summary rows. Every statement the answers of `/csb status`, `/csb runs`, `/csb audit`,
-App Home, `/csb compare` and `/csb coverage --staging` send (as `bench/history.py` times them) is caught as
-it goes to the database and asked `EXPLAIN` again.
+audit or run summary rows. Every statement the answers of `/csb status` (of one run, and of every active
+run), `/csb runs`, `/csb audit`, App Home, `/csb compare` and `/csb coverage --staging` send (as
+`bench/history.py` times them) is caught as it goes to the database and asked `EXPLAIN` again.
 """
 
 from __future__ import annotations
@@ -68,6 +68,24 @@ async def test_the_answers_scan_no_large_table(postgres: Cluster | None) -> None
             await conn.execute(text(f"DROP INDEX {index}"))
         scans = await _scans(conn, sent, large)
         assert scans and all("ORDER BY lanes.finished_at DESC" in statement for statement, _ in scans)
+        await conn.rollback()
+        # `/csb status` counts the active runs' lanes and reads their suites by run (`runs.lane_counts`,
+        # the ETA's suites), as App Home reads its runs' pairs: each finds its runs' lanes by an index that
+        # leads with `run_id` (its own, or the unique key's). Without them the planner walks another index
+        # from end to end (run_id is its second column), reading every lane's entry: no seq scan, as slow.
+        by_run = [(st, p) for st, p in sent if "lanes.run_id IN" in st and "FROM lanes" in st]
+        assert any("GROUP BY lanes.run_id, lanes.suite, lanes.state" in st for st, _ in by_run)
+        assert any("SELECT DISTINCT lanes.run_id, lanes.suite" in st for st, _ in by_run)
+        leading = ("using ix_lanes_run_id ", "using lanes_run_id_task_id_role_key ")
+        for statement, parameters in by_run:
+            plan = await _plan(conn, statement, parameters)
+            assert any(index in plan for index in leading), plan
+        await conn.execute(text("DROP INDEX ix_lanes_run_id"))
+        await conn.execute(text("ALTER TABLE lanes DROP CONSTRAINT lanes_run_id_task_id_role_key"))
+        for statement, parameters in by_run:
+            plan = await _plan(conn, statement, parameters)
+            assert not any(index in plan for index in leading), plan
+            assert "using ix_lanes_finished" in plan or "Seq Scan on lanes" in plan, plan
         await conn.rollback()
         # The run summaries are one row per run (2,000 a year): few enough here that a scan is the planner's
         # choice. With scans priced out, each statement reading them goes through the index made for it;

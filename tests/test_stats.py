@@ -14,6 +14,7 @@ from bot.domain.stats import (
     PairKind,
     PairOutcome,
     bootstrap_mean_diff_ci,
+    bootstrap_mean_diff_cis,
     fmt_p,
     fmt_pts,
     fmt_rate,
@@ -93,6 +94,19 @@ def test_bootstrap_draws_exactly_what_random_choices_draws(n: int, seed: int) ->
     rng = random.Random(n)
     diffs = [rng.choice([-1.0, -0.57, 0.0, 0.33, 0.5, 1.0]) + rng.random() / 100 for _ in range(n)]
     assert bootstrap_mean_diff_ci(diffs, resamples=2_000, seed=seed) == _bootstrap_by_hand(diffs, 2_000, seed)
+
+
+def test_groups_drawn_together_read_as_each_drawn_alone() -> None:
+    """One draw for every group (the longest's), and a group repeated value for value not drawn again:
+    each interval is the one its group gets alone, to the last bit, and by hand for a short one."""
+    rng = random.Random(31)
+    whole = [rng.choice([-1.0, -0.57, 0.0, 0.33, 0.5, 1.0]) + rng.random() / 100 for _ in range(60)]
+    groups = [whole, whole[:25], [], whole[25:], whole[:7], list(whole), [0.0, 0.0], [-0.0, 0.0]]
+    together = bootstrap_mean_diff_cis(groups, resamples=1_000, seed=3)
+    assert together == [bootstrap_mean_diff_ci(g, resamples=1_000, seed=3) for g in groups]
+    assert together[4] == _bootstrap_by_hand(whole[:7], 1_000, 3)
+    assert together[2] is None
+    assert bootstrap_mean_diff_cis([[], []]) == [None, None]
 
 
 def test_bootstrap_edge_cases() -> None:

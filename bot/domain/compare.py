@@ -17,13 +17,13 @@ Pure; the statistics are the paired report's (`bot.domain.stats`) and `bot.domai
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from bot.domain.intervals import paired_diff_interval
 from bot.domain.manifest_names import manifest_task_key
 from bot.domain.spec import LaneRole
-from bot.domain.stats import bootstrap_mean_diff_ci, mcnemar_exact_p
+from bot.domain.stats import bootstrap_mean_diff_ci, bootstrap_mean_diff_cis, mcnemar_exact_p
 from bot.domain.verdict import ManifestStatus
 
 OVERALL = "overall"
@@ -184,27 +184,47 @@ class Comparison:
 def compare(
     a: Side, b: Side, lanes: LaneChoice = LaneChoice.CONFIG, *, resamples: int = RESAMPLES
 ) -> Comparison:
-    """Pair `a` with `b` and compute the statistics, per lane slot and suite, and overall."""
+    """Pair `a` with `b` and compute the statistics, per lane slot and suite, and overall. Each group's
+    bootstrap is the one `group_stats` draws, all of them drawn together (`bootstrap_mean_diff_cis`)."""
     left, right = _keyed(a.results, lanes), _keyed(b.results, lanes)
     shared = [k for k in left if k in right]
     pairs = tuple(Pair(slot, key, left[(slot, key)], right[(slot, key)]) for slot, key in shared)
-    by_slot: dict[str, dict[str, GroupStats]] = {}
+    grouped: dict[str, dict[str, Sequence[Pair]]] = {}
     for slot in dict.fromkeys(p.slot for p in pairs):
         in_slot = [p for p in pairs if p.slot == slot]
-        groups = {suite: group_stats(g, resamples) for suite, g in _by_suite(in_slot).items()}
-        by_slot[slot] = {**groups, OVERALL: group_stats(in_slot, resamples)}
+        grouped[slot] = {**_by_suite(in_slot), OVERALL: in_slot}
+    every = [group for groups in grouped.values() for group in groups.values()] + [pairs]
+    stats = _with_intervals([group_stats(group, resamples=0) for group in every], every, resamples)
+    by_slot: dict[str, dict[str, GroupStats]] = {}
+    at = iter(stats)
+    for slot, groups in grouped.items():
+        by_slot[slot] = {name: next(at) for name in groups}
     return Comparison(
         a=a,
         b=b,
         lanes=lanes,
         pairs=pairs,
-        overall=group_stats(pairs, resamples),
+        overall=next(at),
         by_slot=by_slot,
         flips=tuple(flips(pairs)),
         only_a=tuple(k for k in left if k not in right),
         only_b=tuple(k for k in right if k not in left),
         differs=tuple(differences(a, b)),
     )
+
+
+def _with_intervals(
+    stats: list[GroupStats], groups: Sequence[Sequence[Pair]], resamples: int
+) -> list[GroupStats]:
+    """The groups' statistics with their bootstrap intervals of the mean reward difference."""
+    if not resamples:
+        return stats
+    intervals = bootstrap_mean_diff_cis([_diffs(group) for group in groups], resamples=resamples)
+    return [replace(s, mean_ci=ci) for s, ci in zip(stats, intervals, strict=True)]
+
+
+def _diffs(pairs: Sequence[Pair]) -> list[float]:
+    return [p.a.score - p.b.score for p in pairs if p.counted]
 
 
 def group_stats(pairs: Sequence[Pair], resamples: int = RESAMPLES) -> GroupStats:
@@ -214,7 +234,7 @@ def group_stats(pairs: Sequence[Pair], resamples: int = RESAMPLES) -> GroupStats
     fixes = sum(1 for p in counted if p.a.passed and not p.b.passed)
     regressions = sum(1 for p in counted if p.b.passed and not p.a.passed)
     ci = paired_diff_interval(both, fixes, regressions, n - both - fixes - regressions)
-    diffs = [p.a.score - p.b.score for p in counted]
+    diffs = _diffs(counted)
     return GroupStats(
         n=n,
         k_a=both + fixes,

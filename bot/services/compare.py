@@ -20,14 +20,14 @@ from bot.domain.command_line import COMPARE_USAGE
 from bot.domain.compare import RESAMPLES, Comparison, LaneChoice, Side, compare
 from bot.domain.errors import InfraError, UserInputError
 from bot.domain.policy import PolicyConfig, may_see
-from bot.domain.run_summary import Headline, lane_result
+from bot.domain.run_summary import Headline, SummedLane, lane_result
 from bot.domain.spec import Category
 from bot.domain.states import RunState
 from bot.services.compare_args import CompareArgs, RunsArgs
 from bot.services.queries import Viewer
-from bot.store import history, runs, summaries
+from bot.store import history, summaries
 from bot.store.db import Store
-from bot.store.records import Lane, Run, RunRequest, RunSummary
+from bot.store.records import Run, RunRequest, RunSummary
 
 SCAN_LIMIT = 500  # finished runs `/csb runs` filters, newest first
 
@@ -110,7 +110,7 @@ class CompareService:
                 raise UserInputError(
                     f"run #{run_id} is not finished (it is {run.state.value})", hint=COMPARE_USAGE
                 )
-            lanes = await runs.run_lanes(session, run_id)
+            lanes = await summaries.summed_lanes(session, run_id)  # the columns a result is read from
         return run_side(run, request, lanes)
 
     async def _official(self, other: Side, lanes: LaneChoice) -> Side:
@@ -139,7 +139,7 @@ def official_comparison(repo: Path, run: Side, resamples: int = RESAMPLES) -> Co
     return result if result.pairs else None
 
 
-def run_side(run: Run, request: RunRequest, lanes: Sequence[Lane]) -> Side:
+def run_side(run: Run, request: RunRequest, lanes: Sequence[SummedLane]) -> Side:
     """A finished run's lanes as one side: each lane that ran to an end, in CSB's MANIFEST vocabulary."""
     spec = request.spec
     results = tuple(result for lane in lanes if (result := lane_result(lane)) is not None)

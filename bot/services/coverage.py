@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -182,15 +183,15 @@ class CoverageService:
                 and (not model or model.lower() in summary.model.lower())
             ]
             kept = await summaries.valid_lanes_of(session, [summary.run_id for summary in chosen])
-        rows: History = []
+        runs: Counter[tuple[str, str, str]] = Counter()  # keyed at close: (suite, config, task key)
         counted = 0
         for summary in chosen:
             valid = kept[summary.run_id]
             if official_dirs.intersection(run_folder_names(valid.run_dir, summary.suites)):
                 continue
             counted += 1
-            rows += [(suite, config, task, 1) for suite, config, task in valid.lanes]  # keyed at close
-        return rows, counted
+            runs.update(valid.lanes)  # counted in C: the runs share their tasks, so few keys remain
+        return [(suite, config, task, n) for (suite, config, task), n in runs.items()], counted
 
 
 def _chosen(selection: Selection, suites: tuple[str, ...]) -> tuple[SelectedTask, ...]:

@@ -13,14 +13,13 @@ from bot.csb.configs import accepted_full_configs, load_eval_matrix
 from bot.csb.harbor_run import run_folder_names
 from bot.domain.command_line import AUDIT_USAGE, STATUS_USAGE
 from bot.domain.errors import UserInputError
-from bot.domain.outcome import LaneStatus
 from bot.domain.policy import Actor, PolicyConfig, may_see
 from bot.domain.spec import Category
 from bot.domain.states import RunState
 from bot.services.checks import CheckRunner
 from bot.store import audit, queue, requests, runs
 from bot.store.db import Store
-from bot.store.records import AuditEvent, RunRequest
+from bot.store.records import AuditEvent, Run, RunRequest
 
 
 @dataclass(frozen=True)
@@ -63,13 +62,14 @@ class QueryService:
 
     async def active_runs(self, viewer: Viewer) -> list[RunProgress]:
         async with self._store.read() as session:
-            return [await self._progress(session, run.id, viewer) for run in await runs.active_runs(session)]
+            return await self._progress(session, await runs.active_runs(session), viewer)
 
     async def run_progress(self, run_id: int, viewer: Viewer) -> RunProgress:
         async with self._store.read() as session:
-            if await runs.get_run(session, run_id) is None:
+            run = await runs.get_run(session, run_id)
+            if run is None:
                 raise UserInputError(f"there is no run #{run_id}", hint=STATUS_USAGE)
-            return await self._progress(session, run_id, viewer)
+            return (await self._progress(session, [run], viewer))[0]
 
     async def audit_trail(
         self, request_id: int, viewer: Viewer
@@ -87,21 +87,26 @@ class QueryService:
         in_channel = viewer.channel_id == request.channel_id
         return may_see(self._policy, Category(request.category), viewer.actor, request.requester, in_channel)
 
-    async def _progress(self, session: AsyncSession, run_id: int, viewer: Viewer) -> RunProgress:
-        run = await runs.get_run(session, run_id)
-        assert run is not None
-        request = await requests.get_request(session, run.request_id)
-        assert request is not None
-        lanes = await runs.run_lanes(session, run_id)
-        figures = await queue.queue_figures(session, run_id)
-        return RunProgress(
-            run_id=run_id,
-            state=run.state,
-            run_dir=", ".join(run_folder_names(run.run_dir, (lane.suite for lane in lanes))),
-            lanes_total=len(lanes),
-            lanes_done=sum(1 for lane in lanes if lane.state.is_final),
-            lanes_running=sum(1 for lane in lanes if lane.state is LaneStatus.RUNNING),
-            queue_position=figures.position,
-            eta_seconds=figures.eta_sec,
-            visible=self._may_see(request, viewer),
-        )
+    async def _progress(self, session: AsyncSession, of_runs: list[Run], viewer: Viewer) -> list[RunProgress]:
+        """The runs' lanes counted and their queue figures, each read once for all of them."""
+        counts = await runs.lane_counts(session, [run.id for run in of_runs])
+        figures = await queue.queue_figures_of(session, of_runs)
+        found = []
+        for run in of_runs:
+            request = await requests.get_request(session, run.request_id)
+            assert request is not None
+            lanes = counts[run.id]
+            found.append(
+                RunProgress(
+                    run_id=run.id,
+                    state=run.state,
+                    run_dir=", ".join(run_folder_names(run.run_dir, lanes.suites)),
+                    lanes_total=lanes.lanes,
+                    lanes_done=lanes.done,
+                    lanes_running=lanes.running,
+                    queue_position=figures[run.id].position,
+                    eta_seconds=figures[run.id].eta_sec,
+                    visible=self._may_see(request, viewer),
+                )
+            )
+        return found

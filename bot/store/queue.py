@@ -49,14 +49,27 @@ async def queue_position(session: AsyncSession, run_id: int) -> int | None:
 
 async def mean_lane_seconds(session: AsyncSession, run: records.Run) -> float | None:
     """Mean duration of recent finished lanes comparable to `run`'s: of its suites, else of its model."""
-    suites = (
-        await session.execute(select(col(Lane.suite)).where(col(Lane.run_id) == run.id).distinct())
-    ).scalars()
-    same_suite = await _mean_seconds_of_suites(session, sorted(suites))
+    suites = (await _suites_of(session, [run.id]))[run.id]
+    return await _comparable_mean(session, suites, run.model)
+
+
+async def _suites_of(session: AsyncSession, run_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """Each run's suites, sorted."""
+    found: dict[int, set[str]] = {run_id: set() for run_id in run_ids}
+    rows = await session.execute(
+        select(col(Lane.run_id), col(Lane.suite)).where(col(Lane.run_id).in_(list(run_ids))).distinct()
+    )
+    for run_id, suite in rows.all():
+        found[run_id].add(suite)
+    return {run_id: tuple(sorted(suites)) for run_id, suites in found.items()}
+
+
+async def _comparable_mean(session: AsyncSession, suites: tuple[str, ...], model: str) -> float | None:
+    same_suite = await _mean_seconds_of_suites(session, list(suites))
     if same_suite is not None:
         return same_suite
     # Each lane keeps its run's model, so this walks `ix_lanes_model_finished` from its newest end.
-    same_model = col(Lane.model) == run.model
+    same_model = col(Lane.model) == model
     return _mean((await session.execute(_newest_durations(same_model))).all())
 
 
@@ -93,30 +106,67 @@ def _mean(rows: Sequence[Any]) -> float | None:
 
 async def queue_figures(session: AsyncSession, run_id: int) -> QueueFigures:
     run = await runs.get_run(session, run_id)
-    if run is None or run.state.is_final:
-        return QueueFigures(position=None, start_eta_sec=None, finish_eta_sec=None)
-    position = await queue_position(session, run_id)
-    mean = await mean_lane_seconds(session, run)
-    if mean is None:
-        return QueueFigures(position=position, start_eta_sec=None, finish_eta_sec=None)
+    if run is None:
+        return _NO_FIGURES
+    return (await queue_figures_of(session, [run]))[run.id]
+
+
+async def queue_figures_of(session: AsyncSession, of_runs: Sequence[records.Run]) -> dict[int, QueueFigures]:
+    """Each run's figures, with what they share read once (the queue, the lanes not ended, the slot pool,
+    the suites' mean duration), so `/csb status` over every active run costs a few statements."""
+    found = {run.id: _NO_FIGURES for run in of_runs}
+    live = [run for run in of_runs if not run.state.is_final]
+    if not live:
+        return found
+    waiting = [run.id for run in await runs.active_runs(session, states=[RunState.QUEUED])]
+    suites = await _suites_of(session, [run.id for run in live])
+    means: dict[tuple[tuple[str, ...], str], float | None] = {}
+    shared: _Shared | None = None
+    for run in live:
+        position = waiting.index(run.id) + 1 if run.id in waiting else None
+        key = (suites[run.id], run.model)
+        if key not in means:
+            means[key] = await _comparable_mean(session, *key)
+        mean = means[key]
+        if mean is None:
+            found[run.id] = QueueFigures(position=position, start_eta_sec=None, finish_eta_sec=None)
+            continue
+        shared = shared or await _shared(session)
+        ahead = _work_ahead(shared, run)
+        own = shared.queued.get(run.id, 0) + 0.5 * shared.running.get(run.id, 0)
+        start = ahead * mean / shared.pool if position is not None else 0.0
+        finish = start + own * mean / max(1, min(shared.pool, run.parallel))
+        found[run.id] = QueueFigures(position=position, start_eta_sec=start, finish_eta_sec=finish)
+    return found
+
+
+_NO_FIGURES = QueueFigures(position=None, start_eta_sec=None, finish_eta_sec=None)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every run's ETA reads alike: the slot pool, lanes queued and running by run, the start order."""
+
+    pool: int
+    queued: dict[int, int]
+    running: dict[int, int]
+    startable: tuple[int, ...]
+
+
+async def _shared(session: AsyncSession) -> _Shared:
     pool = await _published_slots(session)
     queued, running = await _lane_counts(session)
-    ahead = await _work_ahead(session, run, queued, running)
-    own = queued.get(run_id, 0) + 0.5 * running.get(run_id, 0)
-    start = ahead * mean / pool if position is not None else 0.0
-    finish = start + own * mean / max(1, min(pool, run.parallel))
-    return QueueFigures(position=position, start_eta_sec=start, finish_eta_sec=finish)
+    startable = await runs.active_runs(session, states=STARTABLE_RUN_STATES)
+    return _Shared(pool, queued, running, tuple(run.id for run in startable))
 
 
-async def _work_ahead(
-    session: AsyncSession, run: records.Run, queued: dict[int, int], running: dict[int, int]
-) -> float:
+def _work_ahead(shared: _Shared, run: records.Run) -> float:
     """Lane-equivalents that take slots before this run's first lane: runs ahead, and all running lanes."""
-    work = 0.5 * sum(running.values())
-    for other in await runs.active_runs(session, states=STARTABLE_RUN_STATES):
-        if other.id == run.id:
+    work = 0.5 * sum(shared.running.values())
+    for other in shared.startable:
+        if other == run.id:
             break
-        work += queued.get(other.id, 0)
+        work += shared.queued.get(other, 0)
     return work
 
 

@@ -201,6 +201,16 @@ class ValidLanes:
 
 
 @dataclass(frozen=True, slots=True)
+class LaneCounts:
+    """What `/csb status` shows of a run's lanes: how many, how many ended and running, and their suites."""
+
+    lanes: int
+    done: int
+    running: int
+    suites: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class NewRun:
     """A run to be created queued (`store.runs.create_run`); its id will be its request's."""
 

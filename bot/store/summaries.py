@@ -39,6 +39,7 @@ __all__ = [
     "pair_states",
     "record",
     "summary_row",
+    "summed_lanes",
     "valid_lanes_of",
 ]
 
@@ -73,13 +74,18 @@ async def record(session: AsyncSession, run_id: int) -> None:
     request = await requests.get_request(session, run.request_id)
     if request is None:
         raise ValueError(f"run #{run_id} has no request")
-    rows = await session.execute(
-        select(*_COLUMNS).where(col(Lane.run_id) == run_id).order_by(col(Lane.pair_index), col(Lane.role))
-    )
-    lanes = [SummedRow(*row) for row in rows.all()]
+    lanes = await summed_lanes(session, run_id)
     row = summary_row(run_id, run.state, run.finished_at, request, request.spec, run_figures(lanes))
     row |= kept_lanes(run.run_dir, lanes)
     await session.execute(insert(session, RunSummary).values(**row).on_conflict_do_nothing())
+
+
+async def summed_lanes(session: AsyncSession, run_id: int) -> list[SummedRow]:
+    """A run's lanes, only the columns its figures and results are made of, by pair and role."""
+    rows = await session.execute(
+        select(*_COLUMNS).where(col(Lane.run_id) == run_id).order_by(col(Lane.pair_index), col(Lane.role))
+    )
+    return [SummedRow(*row) for row in rows.all()]
 
 
 def summary_row(
@@ -174,7 +180,8 @@ async def valid_lanes_of(session: AsyncSession, run_ids: Sequence[int]) -> dict[
             )
         )
         for run_id, run_dir, valid in rows.all():
-            lanes = tuple((suite, config, task) for suite, config, task in json.loads(valid))
+            # Each [suite, config, task] as a tuple, built in C: up to 500 runs of some 500 lanes each.
+            lanes = cast("tuple[tuple[str, str, str], ...]", tuple(map(tuple, json.loads(valid))))
             found[run_id] = records.ValidLanes(run_id, run_dir, lanes)
     return found
 
