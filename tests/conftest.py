@@ -35,12 +35,14 @@ def docker_daemon() -> Iterator[str]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
-    """`make test` spreads the tests over worker processes (pytest-xdist, `--dist loadgroup`). Session
-    fixtures are per worker: each worker that needs PostgreSQL starts its own small cluster, but a Ray
+    """`make test` spreads the tests over worker processes (pytest-xdist, `--dist loadgroup`), the slow
+    ones first (`xdist_groups.slow_first`). Session fixtures are per worker: each worker that needs
+    PostgreSQL starts its own small cluster, but a Ray
     head is heavy (a dozen processes, and CPU for as long as it runs), so every test that uses it is
     sent to the same worker, one after another (where the first of them was collected), and one head
     serves them all."""
     _one_database_each(config, items)
+    items[:] = xdist_groups.slow_first(items)
     grouped = [item for item in items if "ray_session" in getattr(item, "fixturenames", ())]
     for item in grouped:
         item.add_marker(pytest.mark.xdist_group(RAY_GROUP))

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from test_cli import free_port, wait_for_health
 
+pytestmark = pytest.mark.slow  # real child processes
+
 # `python -m bot`, and at exit the names in sys.modules, one a line, to the file MODULES_OUT names.
 _RUN_AND_LIST = (
     "import atexit, os, runpy, sys\n"

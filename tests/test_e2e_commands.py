@@ -18,6 +18,8 @@ from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.store import requests
 from bot.store.models import RequestState
 
+pytestmark = pytest.mark.slow  # real child processes
+
 
 async def test_bad_and_stale_signatures_get_401_and_change_nothing(tmp_path: Path, db_url: str) -> None:
     async with running_bot(tmp_path, csb_database_url=db_url) as h:
