@@ -22,9 +22,9 @@ HARBOR_STAMP := $(HARBOR_VENV)/.installed-$(HARBOR_VERSION)
 HARBOR_PYTHON ?= $(shell sh bin/find-python-3.12)
 
 # The suite runs on this many worker processes (pytest-xdist). Most tests wait on child processes, a
-# database or a socket rather than on a core, so a 2-core machine keeps three busy; the tests that share
-# the Ray head all go to one worker (tests/conftest.py).
-TEST_WORKERS ?= 3
+# database or a socket rather than on a core, so a 2-core machine keeps four busy (README: "Tests and
+# benchmarks"); the tests that share the Ray head all go to one worker (tests/conftest.py).
+TEST_WORKERS ?= 4
 
 .PHONY: test lint playground check bench clean harbor venvs harbor-if-possible
 
