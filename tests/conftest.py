@@ -15,6 +15,7 @@ from docker_standin import serve_docker_standin
 from one_database import ONE_DATABASE_MODULES, chosen_database
 from postgres_cluster import Cluster, required, server_bin
 from ray_cluster import RayHead
+from sqlite_template import migrated_sqlite
 
 pytest_plugins = ("pytester",)  # test_xdist_groups collects a small test file of its own
 
@@ -35,12 +36,14 @@ def docker_daemon() -> Iterator[str]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
-    """`make test` spreads the tests over worker processes (pytest-xdist, `--dist loadgroup`). Session
-    fixtures are per worker: each worker that needs PostgreSQL starts its own small cluster, but a Ray
+    """`make test` spreads the tests over worker processes (pytest-xdist, `--dist loadgroup`), the slow
+    ones first (`xdist_groups.slow_first`). Session fixtures are per worker: each worker that needs
+    PostgreSQL starts its own small cluster, but a Ray
     head is heavy (a dozen processes, and CPU for as long as it runs), so every test that uses it is
     sent to the same worker, one after another (where the first of them was collected), and one head
     serves them all."""
     _one_database_each(config, items)
+    items[:] = xdist_groups.slow_first(items)
     grouped = [item for item in items if "ray_session" in getattr(item, "fixturenames", ())]
     for item in grouped:
         item.add_marker(pytest.mark.xdist_group(RAY_GROUP))
@@ -112,13 +115,23 @@ def postgres() -> Iterator[Cluster | None]:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The database a store, engine or end-to-end test runs on: each such test runs on both, but for the
-    modules of `ONE_DATABASE_MODULES`, whose tests run on one each."""
+    modules of `ONE_DATABASE_MODULES`, whose tests run on one each. Either is at the schema's head, a
+    copy of a migrated template (`sqlite_template.py`, `postgres_cluster.py`)."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'bot.db'}"
+        return migrated_sqlite(tmp_path / "bot.db")
     cluster: Cluster | None = request.getfixturevalue("postgres")
     if cluster is None:
         pytest.skip("PostgreSQL is not installed (initdb not found)")
     return cluster.new_database()
+
+
+@pytest.fixture
+def empty_db_url(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> str:
+    """A database of `db_url`'s kind with no schema yet, for the tests of the migrations themselves."""
+    if db_url.startswith("sqlite"):
+        return f"sqlite:///{tmp_path / 'empty.db'}"
+    cluster: Cluster = request.getfixturevalue("postgres")
+    return cluster.new_database(migrated=False)
 
 
 @pytest.fixture(scope="session")

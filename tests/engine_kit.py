@@ -15,6 +15,7 @@ from typing import Any
 from fake_executor import FakeExecutor
 from harness import HARBOR, copy_bench
 from lane_waits import kill_all, wait_all
+from sqlite_template import migrated_sqlite
 
 from bot.csb.catalog import Catalog
 from bot.csb.child_env import child_environ
@@ -174,7 +175,7 @@ async def engine_kit(
     `executor`: where lanes run (this host's processes by default); `fake`: nowhere, a `FakeExecutor`
     records what it is handed and the test ends lanes itself."""
     repo = copy_bench(tmp_path)
-    store = Store(url or f"sqlite:///{tmp_path / 'bot.db'}")
+    store = Store(url or migrated_sqlite(tmp_path / "bot.db"))
     await store.create_tables()
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)

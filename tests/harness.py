@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp.test_utils import TestServer
 from idle import run_until_idle
 from lane_waits import kill_all, wait_all
+from sqlite_template import migrated_sqlite
 
 from bot.domain.clock import ManualClock
 from bot.playground import SlackDriver, SlackStandin
@@ -112,11 +113,13 @@ def make_settings(tmp_path: Path, repo: Path, slack_api_url: str, **overrides: A
         "slack_signing_secret": SECRET,
         "slack_api_url": slack_api_url,
         "csb_repo": repo,
-        "csb_database_url": f"sqlite:///{tmp_path / 'bot.db'}",
+        "csb_database_url": None,
         "csb_config": write_config(tmp_path, overrides.pop("config_text", "")),
         "csb_harbor": str(HARBOR),
     }
     values.update(overrides)
+    if values["csb_database_url"] is None:
+        values["csb_database_url"] = migrated_sqlite(tmp_path / "bot.db")
     return Settings(**values)
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_cli import bot_env, run
 
 from bot.csb.harbor_probe import PRINT_CONFIG
+
+pytestmark = pytest.mark.slow  # real child processes
 
 LANE_FLAGS = ("--path", "--agent-import-path", "--model", "--jobs-dir", "--timeout-multiplier")
 

@@ -25,6 +25,8 @@ from test_cli import SECRETS, bot_env, free_port, run
 from bot.slack.scopes import BOT_SCOPES
 from bot.store import schema
 
+pytestmark = pytest.mark.slow  # real child processes
+
 FIRST_TASK = "benchmarks/tasks/csb_sdlc_fix/slugify-punctuation-fix-001"  # the suite file's first
 
 

@@ -18,6 +18,7 @@ from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.store import requests
 from bot.store.models import RequestState
 
+pytestmark = pytest.mark.slow  # real child processes
 FORM_TYPE = "application/x-www-form-urlencoded"
 
 

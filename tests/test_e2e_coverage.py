@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from harness import CHANNEL, Harness, running_bot
 from test_e2e_compare import png_size
 from test_e2e_promote import _ask, _finished_run
@@ -24,6 +25,8 @@ from bot.domain.states import LaneStatus
 from bot.playground import APPROVER, OUTSIDER, REQUESTER
 from bot.playground.payloads import buttons
 from bot.store import runs
+
+pytestmark = pytest.mark.slow  # real child processes
 
 SELECTION = "`configs/selected_benchmark_tasks.json`"
 DEBUG_NONE = (

@@ -7,6 +7,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from harness import CHANNEL, Harness, running_bot
 from test_e2e_run import card_text, request_card
 
@@ -16,6 +17,8 @@ from bot.csb.promotion.manifest_scan import build_manifest, scan
 from bot.csb.promotion.triage import triage_record, write_triage
 from bot.domain.clock import ManualClock
 from bot.playground import APPROVER, REQUESTER
+
+pytestmark = pytest.mark.slow  # real child processes
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from harness import CHANNEL, Harness, copy_bench, running_bot
 from summary_check import assert_summary_true
 from test_e2e_run import card_text, request_card
@@ -22,6 +23,8 @@ from bot.domain.clock import ManualClock
 from bot.playground import ADMIN, APPROVER, OUTSIDER, REQUESTER
 from bot.playground.payloads import buttons
 from bot.store import audit as audit_trail
+
+pytestmark = pytest.mark.slow  # real child processes
 
 # Official approvers: who approves a promotion by default ([policy.promote] unset).
 POLICY = f"""

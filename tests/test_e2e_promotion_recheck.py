@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from harness import CHANNEL, Harness, running_bot
 from test_e2e_promotion import POLICY, ask, execute
 from test_e2e_run import card_text, request_card
@@ -15,6 +16,8 @@ from test_e2e_run import card_text, request_card
 from bot.csb.promotion.manifest_file import read_manifest
 from bot.playground import ADMIN, APPROVER, REQUESTER
 from bot.store import audit as audit_trail
+
+pytestmark = pytest.mark.slow  # real child processes
 
 
 async def finished(h: Harness, suite: str, number: int) -> Path:

@@ -127,10 +127,8 @@ async def test_an_old_database_is_upgraded_in_place_with_every_row_kept(tmp_path
         await store.close()
 
 
-async def test_a_database_migrated_from_empty_equals_the_models(db_url: str, postgres: object) -> None:
-    if db_url.startswith("postgresql"):
-        assert postgres is not None
-        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+async def test_a_database_migrated_from_empty_equals_the_models(empty_db_url: str) -> None:
+    db_url = empty_db_url
     store = Store(db_url)
     try:
         assert await store.revision() is None
@@ -143,10 +141,8 @@ async def test_a_database_migrated_from_empty_equals_the_models(db_url: str, pos
         await store.close()
 
 
-async def test_replicas_starting_together_upgrade_one_at_a_time(db_url: str, postgres: object) -> None:
-    if db_url.startswith("postgresql"):
-        assert postgres is not None
-        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+async def test_replicas_starting_together_upgrade_one_at_a_time(empty_db_url: str) -> None:
+    db_url = empty_db_url
     stores = [Store(db_url) for _ in range(4)]
     try:
         await asyncio.gather(*(store.create_tables() for store in stores))
@@ -226,11 +222,9 @@ def _at_0005_with_joined_reasons(connection: Connection) -> None:
         )
 
 
-async def test_joined_lane_reasons_are_carried_over_into_fields(db_url: str, postgres: object) -> None:
+async def test_joined_lane_reasons_are_carried_over_into_fields(empty_db_url: str) -> None:
     """0006 cuts a reason stored as `<message>; log: <line>` into its fields and tells its kind."""
-    if db_url.startswith("postgresql"):
-        assert postgres is not None
-        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+    db_url = empty_db_url
     store = Store(db_url)
     try:
         async with store.engine.begin() as connection:
@@ -280,10 +274,8 @@ async def _index_state(store: Store) -> list[tuple[str, bool]]:
         return [(str(name), bool(valid)) for name, valid in found.all()]
 
 
-async def test_0011_adds_its_index_to_a_database_with_lanes(db_url: str, postgres: object) -> None:
-    if db_url.startswith("postgresql"):
-        assert postgres is not None
-        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+async def test_0011_adds_its_index_to_a_database_with_lanes(empty_db_url: str) -> None:
+    db_url = empty_db_url
     store = Store(db_url)
     try:
         async with store.engine.begin() as connection:

@@ -28,6 +28,8 @@ from bot.store import audit as audit_trail
 from bot.store import promotions
 from bot.store.records import Promotion
 
+pytestmark = pytest.mark.slow  # real child processes
+
 POLICY = f"""
 [policy.official.approvers]
 users = ["{APPROVER}", "{ADMIN}"]

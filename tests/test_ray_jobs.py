@@ -25,6 +25,8 @@ from bot.rayjobs.jobs_api import (
     Submitted,
 )
 
+pytestmark = pytest.mark.slow  # real child processes
+
 
 async def test_version_names_the_head_s_ray(ray_head: RayHead) -> None:
     async with RayJobsClient(ray_head.dashboard_url) as ray:

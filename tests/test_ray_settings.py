@@ -22,6 +22,8 @@ from bot.executors.registry import check_executor
 from bot.rayjobs.jobs_api import NodeInfo
 from bot.settings import BotConfig, Settings, load_settings
 
+pytestmark = pytest.mark.slow  # real child processes
+
 TOKEN = "ray-token-never-shown-7f3a"
 SLACK = {"slack_bot_token": "xoxb-ray-test", "slack_signing_secret": "ray-test-secret"}
 

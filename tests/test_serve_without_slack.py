@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from bot_process import world
 from harness import SECRET
 from store_reads import request_count
@@ -16,6 +17,8 @@ from waiting import until
 
 from bot.playground import REQUESTER, SlackDriver
 from bot.slack.errors import SLACK_AWAY
+
+pytestmark = pytest.mark.slow  # real child processes
 
 ACK_LIMIT_SEC = 3.0  # Slack shows the user an error after this long
 

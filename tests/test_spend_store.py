@@ -130,10 +130,8 @@ def _at_0007_with_two_runs(connection: Connection) -> None:
             )
 
 
-async def test_0008_gives_the_lanes_there_are_their_run_s_model(db_url: str, postgres: object) -> None:
-    if db_url.startswith("postgresql"):
-        assert postgres is not None
-        db_url = postgres.new_database(migrated=False)  # type: ignore[attr-defined]
+async def test_0008_gives_the_lanes_there_are_their_run_s_model(empty_db_url: str) -> None:
+    db_url = empty_db_url
     store = Store(db_url)
     try:
         async with store.engine.begin() as connection:

@@ -1,5 +1,6 @@
 """The Ray tests share one worker under `make test`: the group suffix `xdist_groups.join` gives a test's
-node id is the one pytest-xdist's loadgroup scheduler reads, on the pytest this project pins."""
+node id is the one pytest-xdist's loadgroup scheduler reads, on the pytest this project pins. The slow
+tests are handed out first."""
 
 from __future__ import annotations
 
@@ -32,3 +33,35 @@ def test_joined_tests_are_one_scope_for_xdist_and_the_others_are_not(pytester: p
     assert first.nodeid == f"{before[first.name]}@ray-head"
     assert plain.nodeid == before[plain.name]
     assert scope(None, plain.nodeid) == plain.nodeid  # type: ignore[arg-type]
+
+
+ORDERED = """
+import pytest
+
+def test_quick_a():
+    pass
+
+@pytest.mark.slow
+def test_slow_b():
+    pass
+
+def test_quick_c():
+    pass
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [1, 2])
+def test_slow_d(n):
+    pass
+"""
+
+
+def test_slow_tests_come_first_and_each_part_keeps_its_order(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nmarkers = slow\n")
+    items = pytester.getitems(ORDERED)
+    assert [item.name for item in xdist_groups.slow_first(items)] == [
+        "test_slow_b",
+        "test_slow_d[1]",
+        "test_slow_d[2]",
+        "test_quick_a",
+        "test_quick_c",
+    ]

@@ -9,11 +9,13 @@ that accepts and never answers counts as a daemon that is not running.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import aiohttp
-
 from bot.csb.harbor_run import HarborEnv
+
+if TYPE_CHECKING:
+    import aiohttp
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 PING_TIMEOUT_SEC = 10.0  # CSB's `timeout 10 docker info`
@@ -26,6 +28,10 @@ def needs_docker(env: HarborEnv) -> bool:
 
 async def docker_problem(environ: Mapping[str, str], timeout_s: float = PING_TIMEOUT_SEC) -> str | None:
     """None when the daemon answers its ping; otherwise why not, in one line naming where it was asked."""
+    # aiohttp is loaded here, not with the module: the settings read PING_TIMEOUT_SEC, and every
+    # `csb-bot` start that stops before a ping (`db`, a refused start) would load it for nothing.
+    import aiohttp
+
     host = environ.get("DOCKER_HOST", "").strip() or f"unix://{DEFAULT_SOCKET}"
     parts = urlsplit(host)
     if parts.scheme == "unix":
