@@ -323,3 +323,28 @@ def test_keys_cover_every_folder_name_a_task_can_have() -> None:
                 if stem:
                     assert folder_keys(stem) & query_keys(task_id), (task_id, stem)
         assert all(len(key) <= COPY_KEY_CHARS + 1 for key in query_keys(task_id) if key.startswith("c"))
+
+
+def test_the_trial_found_last_time_counts_only_while_a_search_would_find_it(
+    repo: Path, spec: RunSpec, tmp_path: Path
+) -> None:
+    """A search checks first the trial it found for a task last time: not once its run is a link to the
+    same files out of `runs/`, nor once the trial folder is a link, nor once its result changed."""
+    index = TrialIndex(now=_later)
+    run = repo / "runs/staging/run_a"
+    _trial(repo, f"staging/run_a/{MCP}/{JOB}", CAMEL)
+    _trial(repo, f"staging/run_a/{MCP}/{JOB}", DJANGO)
+    _same(repo, spec, index, [ETCD, POSTGRES])
+    moved = tmp_path / "moved_run"
+    run.rename(moved)
+    run.symlink_to(moved, target_is_directory=True)  # the same path, through a link
+    _same(repo, spec, index, DESIGN)
+    run.unlink()
+    moved.rename(run)
+    _same(repo, spec, index, [ETCD, POSTGRES])
+    job = run / MCP / JOB
+    (job / f"{CAMEL}__AbC1234").rename(tmp_path / "camel_trial")
+    (job / f"{CAMEL}__AbC1234").symlink_to(tmp_path / "camel_trial", target_is_directory=True)
+    _same(repo, spec, index, [CAMEL, ETCD, POSTGRES])
+    _trial(repo, f"staging/run_a/{MCP}/{JOB}", DJANGO, finished_at=None)  # written again, unfinished
+    _same(repo, spec, index, DESIGN)

@@ -11,6 +11,7 @@ lists every folder it walks. Blocking I/O; callers run it in a thread.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -128,23 +129,43 @@ def _from_trials(
     for category in RESULT_CATEGORIES:
         root = repo / "runs" / category
         index.refresh(root, lane_names, _EVERY_LANE_NAME)
+        search = _Search(index, root, lane_names, model, by_short)
         for task_id in sorted(wanted - found):
-            if task_id in found:  # found as another task's candidate meanwhile
-                continue
-            for folder, name in index.trials(root, lane_names, task_id):
-                stem = trial_task_part(name)
-                candidates = _folder_candidates(stem, by_short) if stem is not None else None
-                if not candidates or task_id not in candidates or candidates <= found:
-                    continue
-                summary = index.summary(os.path.join(folder, name, "result.json"), _summarise)
-                clean = _clean_task(summary, model, candidates) if summary is not None else None
-                if clean is not None:
-                    found.add(clean)
-                    if clean == task_id:
-                        break
+            if task_id not in found:  # it may have been found as another task's candidate meanwhile
+                search.task(task_id, found)
         if found >= wanted:
             break
     return found
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One root's trials searched for one lane and model, task by task."""
+
+    index: TrialIndex
+    root: Path
+    lane_names: frozenset[str]
+    model: str
+    by_short: Mapping[str, set[str]]
+
+    def task(self, task_id: str, found: set[str]) -> None:
+        """Adds to `found` what the trials that may be this task's are clean counterparts for, until the
+        task is found: first the trial found for it last time, if it is still there."""
+        hint_key = "\0".join((str(self.root), self.model, *sorted(self.lane_names), task_id))
+        hinted = self.index.hinted(hint_key, self.root, self.lane_names)
+        trials = self.index.trials(self.root, self.lane_names, task_id)
+        for folder, name in itertools.chain([hinted] if hinted else [], trials):
+            stem = trial_task_part(name)
+            candidates = _folder_candidates(stem, self.by_short) if stem is not None else None
+            if not candidates or task_id not in candidates or candidates <= found:
+                continue
+            summary = self.index.summary(os.path.join(folder, name, "result.json"), _summarise)
+            clean = _clean_task(summary, self.model, candidates) if summary is not None else None
+            if clean is not None:
+                found.add(clean)
+                if clean == task_id:
+                    self.index.remember(hint_key, (folder, name))
+                    return
 
 
 @dataclass(frozen=True, slots=True)

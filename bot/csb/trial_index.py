@@ -52,6 +52,7 @@ from bot.csb.trials import short_task_name, trial_task_part
 RACY_SEC = 2.0  # a listing younger than this after the folder's last change is not trusted later
 MAX_LISTINGS = 512  # folders whose trial names are kept (a run's lane folder holds one or a few)
 MAX_SUMMARIES = 32_768  # result.json summaries kept
+MAX_HINTS = 32_768  # trials last found for a task, model and lane
 MAX_ENTRIES = 8_000_000  # lookup keys held (about 8 bytes each), some 7 years of results at a run a day
 COPY_KEY_CHARS = 16  # how much of a task copy's name a copy key keeps
 # Task copies the harness runs (`mcp_<task>_<6 random>`, lower-cased); older runs used `sgonly_`.
@@ -183,6 +184,7 @@ class TrialIndex:
         self._dead_entries = 0
         self._names: _Lru[dict[str, tuple[str, ...]]] = _Lru(max_listings)
         self._summaries: _Lru[tuple[Stamp, bool, object]] = _Lru(max_summaries)
+        self._hints: _Lru[tuple[str, str]] = _Lru(MAX_HINTS)
         self.lock = threading.Lock()  # one search at a time: a search reads and updates the index
         self.counts = IndexCounts()
 
@@ -229,6 +231,25 @@ class TrialIndex:
                         seen.add(path)
                         yield folder.path, name
 
+    def hinted(self, key: str, root: Path, lanes: frozenset[str]) -> tuple[str, str] | None:
+        """The trial `remember`ed under `key` if it is still a trial folder the index lists below `root`'s
+        lane folders named in `lanes` (its folder refreshed, not a link): where the last search found what
+        this one looks for, to be checked first instead of the task's other trials, one by one."""
+        trial = self._hints.get(key)
+        if trial is None:
+            return None
+        folder = self._folders.get(trial[0])
+        if folder is None or folder.lane not in lanes or not folder.path.startswith(str(root) + os.sep):
+            return None
+        try:
+            st = os.lstat(os.path.join(*trial))
+        except OSError:
+            return None
+        return trial if stat.S_ISDIR(st.st_mode) else None
+
+    def remember(self, key: str, trial: tuple[str, str]) -> None:
+        self._hints.put(key, trial)
+
     def summary(self, path: str, read: Callable[[str], T]) -> T | None:
         """`read(path)` of a regular file (None for a link, a folder or nothing there), kept while the file's
         stamp holds and the read is trusted as a listing is."""
@@ -256,6 +277,7 @@ class TrialIndex:
         self._by_key.clear()
         self._names.clear()
         self._summaries.clear()
+        self._hints.clear()
         self._live_entries = self._dead_entries = 0
 
     # -- the folders ----------------------------------------------------------------------------------
