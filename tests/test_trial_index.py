@@ -303,6 +303,8 @@ def test_a_fresh_folder_is_listed_again_until_its_change_is_old_enough(repo: Pat
         ("Camel-Routing", "mcp_camel-routing_x1y2z3"),  # copies are lower-cased
         ("x" * 40, "mcp_" + "x" * 28),
         ("anything", "mcp_"),  # a copy's name cut to its prefix may be any task's
+        ("mcp_tools-upgrade-and-migration-001", "mcp_tools-upgrade-and-migration-"),  # an id like a copy's
+        ("mcp_", "mcp_"),
     ],
 )
 def test_a_trial_folder_is_filed_under_a_key_its_task_looks_up(task_id: str, folder: str) -> None:
@@ -317,12 +319,23 @@ def test_keys_cover_every_folder_name_a_task_can_have() -> None:
     alphabet = "abc-_0"
     for _ in range(3000):
         task_id = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 45))).strip("_") or "t"
+        if rng.random() < 0.2:  # an id that itself starts as a copy's name does
+            task_id = rng.choice(["mcp_", "sgonly_", "bl_"]) + task_id
         copy = f"{rng.choice(['mcp_', 'sgonly_', 'bl_'])}{task_id}_{rng.choice(['x1y2z3', 'ab12cd'])}".lower()
         for name in (task_id, task_id[:HARBOR_NAME_LIMIT], short_task_name(task_id), copy):
             for stem in {name, name[:HARBOR_NAME_LIMIT], name[:HARBOR_NAME_LIMIT].rstrip("_-")}:
                 if stem:
                     assert folder_keys(stem) & query_keys(task_id), (task_id, stem)
         assert all(len(key) <= COPY_KEY_CHARS + 1 for key in query_keys(task_id) if key.startswith("c"))
+
+
+def test_copies_of_a_task_share_their_keys() -> None:
+    """A copy's folder name ends in random characters; its keys do not, so the index holds a key per task
+    and not one per copy ever run."""
+    keys = set()
+    for n in range(500):
+        keys |= folder_keys(f"mcp_{CAMEL}_{n:06d}"[:HARBOR_NAME_LIMIT])
+    assert len(keys) <= 3
 
 
 def test_the_trial_found_last_time_counts_only_while_a_search_would_find_it(

@@ -90,24 +90,36 @@ def trusted(stamp: Stamp, listed_at: float, racy_sec: float = RACY_SEC) -> bool:
 def folder_keys(stem: str) -> frozenset[str]:
     """The keys a trial folder's task part is filed under: its cut name (`d`), and for a task copy's folder
     (`mcp_<task>_<6>`, lower-cased and cut) the start of the name after the prefix, and that start up to each
-    `_` in it (`c`). Every task whose `query_keys` meet one of these may be the folder's; nothing else is."""
-    keys = {"d" + short_task_name(stem)}
-    prefix = next((p for p in COPY_PREFIXES if stem.startswith(p)), None)
-    if prefix is not None:
-        rest = stem[len(prefix) :].lower()
-        keys.add("c" + rest[:COPY_KEY_CHARS])
-        keys.update("c" + rest[:i] for i in range(min(len(rest), COPY_KEY_CHARS)) if rest[i] == "_")
+    `_` in it (`c`). Every task whose `query_keys` meet one of these may be the folder's; nothing else is.
+    A copy's cut name is kept only to the prefix and `COPY_KEY_CHARS` more: whole, with its random part,
+    it would be a key of its own for every copy ever run."""
+    short = short_task_name(stem)
+    prefix = _copy_prefix(stem)
+    if prefix is None:
+        return frozenset({"d" + short})
+    rest = stem[len(prefix) :].lower()
+    keys = {"d" + short[: len(prefix) + COPY_KEY_CHARS], "c" + rest[:COPY_KEY_CHARS]}
+    keys.update("c" + rest[:i] for i in range(min(len(rest), COPY_KEY_CHARS)) if rest[i] == "_")
     return frozenset(keys)
 
 
 @lru_cache(maxsize=4096)  # the same tasks are asked about request after request
 def query_keys(task_id: str) -> frozenset[str]:
-    """The keys under which a trial folder of this task may be filed (see `folder_keys`): its cut name, and
-    for copies every start of the lower-cased id up to `COPY_KEY_CHARS`, and the id followed by `_`."""
+    """The keys under which a trial folder of this task may be filed (see `folder_keys`): its cut name (for
+    an id that itself starts like a copy, also as a copy's is kept), and for copies every start of the
+    lower-cased id up to `COPY_KEY_CHARS`, and the id followed by `_`."""
+    short = short_task_name(task_id)
     low = task_id.lower()
-    keys = {"d" + short_task_name(task_id), "c" + (low + "_")[:COPY_KEY_CHARS]}
+    keys = {"d" + short, "c" + (low + "_")[:COPY_KEY_CHARS]}
+    prefix = _copy_prefix(short)
+    if prefix is not None:
+        keys.add("d" + short[: len(prefix) + COPY_KEY_CHARS])
     keys.update("c" + low[:i] for i in range(min(len(low), COPY_KEY_CHARS) + 1))
     return frozenset(keys)
+
+
+def _copy_prefix(name: str) -> str | None:
+    return next((p for p in COPY_PREFIXES if name.startswith(p)), None)
 
 
 class _Folder:
