@@ -20,14 +20,8 @@ import pytest
 from csb_tree import build_tree, fixture_json, write_json
 
 from bot.csb import Catalog, missing_counterparts
-from bot.csb.trial_index import (
-    COPY_KEY_CHARS,
-    Stamp,
-    TrialIndex,
-    folder_keys,
-    query_keys,
-    trusted,
-)
+from bot.csb.trial_index import Stamp, TrialIndex, trusted
+from bot.csb.trial_keys import COPY_KEY_CHARS, folder_keys, query_keys
 from bot.csb.trials import HARBOR_NAME_LIMIT, short_task_name, trial_task_part
 from bot.domain.spec import DEFAULT_MODEL, Mode, RunParams, RunSpec
 

@@ -23,7 +23,8 @@ from typing import Any
 from bot.csb.configs import MCP_TYPES, lane_plans, load_eval_matrix
 from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.results import RESULT_SIZE_LIMIT
-from bot.csb.trial_index import COPY_PREFIXES, TrialIndex
+from bot.csb.trial_index import TrialIndex
+from bot.csb.trial_keys import COPY_PREFIXES
 from bot.csb.trials import short_task_name, trial_task_part
 from bot.domain.classify import classify_trial
 from bot.domain.spec import Mode, RunSpec

@@ -43,20 +43,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar, cast
 
-from bot.csb.trials import short_task_name, trial_task_part
+from bot.csb.trial_keys import folder_keys, query_keys
+from bot.csb.trials import trial_task_part
 
 RACY_SEC = 2.0  # a listing younger than this after the folder's last change is not trusted later
 MAX_LISTINGS = 512  # folders whose trial names are kept (a run's lane folder holds one or a few)
 MAX_SUMMARIES = 32_768  # result.json summaries kept
 MAX_HINTS = 32_768  # trials last found for a task, model and lane
 MAX_ENTRIES = 8_000_000  # lookup keys held (about 8 bytes each), some 7 years of results at a run a day
-COPY_KEY_CHARS = 16  # how much of a task copy's name a copy key keeps
-# Task copies the harness runs (`mcp_<task>_<6 random>`, lower-cased); older runs used `sgonly_`.
-COPY_PREFIXES = ("mcp_", "sgonly_", "bl_")
 
 log = logging.getLogger(__name__)
 
@@ -85,41 +82,6 @@ def trusted(stamp: Stamp, listed_at: float, racy_sec: float = RACY_SEC) -> bool:
     cannot leave the stamp as it was."""
     changed = max(stamp.mtime_ns, stamp.ctime_ns) / 1e9
     return listed_at - changed >= racy_sec
-
-
-def folder_keys(stem: str) -> frozenset[str]:
-    """The keys a trial folder's task part is filed under: its cut name (`d`), and for a task copy's folder
-    (`mcp_<task>_<6>`, lower-cased and cut) the start of the name after the prefix, and that start up to each
-    `_` in it (`c`). Every task whose `query_keys` meet one of these may be the folder's; nothing else is.
-    A copy's cut name is kept only to the prefix and `COPY_KEY_CHARS` more: whole, with its random part,
-    it would be a key of its own for every copy ever run."""
-    short = short_task_name(stem)
-    prefix = _copy_prefix(stem)
-    if prefix is None:
-        return frozenset({"d" + short})
-    rest = stem[len(prefix) :].lower()
-    keys = {"d" + short[: len(prefix) + COPY_KEY_CHARS], "c" + rest[:COPY_KEY_CHARS]}
-    keys.update("c" + rest[:i] for i in range(min(len(rest), COPY_KEY_CHARS)) if rest[i] == "_")
-    return frozenset(keys)
-
-
-@lru_cache(maxsize=4096)  # the same tasks are asked about request after request
-def query_keys(task_id: str) -> frozenset[str]:
-    """The keys under which a trial folder of this task may be filed (see `folder_keys`): its cut name (for
-    an id that itself starts like a copy, also as a copy's is kept), and for copies every start of the
-    lower-cased id up to `COPY_KEY_CHARS`, and the id followed by `_`."""
-    short = short_task_name(task_id)
-    low = task_id.lower()
-    keys = {"d" + short, "c" + (low + "_")[:COPY_KEY_CHARS]}
-    prefix = _copy_prefix(short)
-    if prefix is not None:
-        keys.add("d" + short[: len(prefix) + COPY_KEY_CHARS])
-    keys.update("c" + low[:i] for i in range(min(len(low), COPY_KEY_CHARS) + 1))
-    return frozenset(keys)
-
-
-def _copy_prefix(name: str) -> str | None:
-    return next((p for p in COPY_PREFIXES if name.startswith(p)), None)
 
 
 class _Folder:
