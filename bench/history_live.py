@@ -7,12 +7,17 @@ upgrade that builds an index while the bot writes.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import dataclasses
 import json
+import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
+import tracemalloc
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
@@ -39,6 +44,7 @@ from lane_waits import running_count, wait_any
 from sqlalchemy import text
 
 from bot.csb.counterparts import missing_counterparts
+from bot.csb.trial_index import TrialIndex
 from bot.default_paths import EXAMPLE_BENCH
 from bot.domain.clock import ManualClock, SystemClock
 from bot.domain.spec import Mode, RunSpec, TaskRef
@@ -56,6 +62,7 @@ KEEP_SENT = timedelta(days=30)
 # The bots under load never prune on their own (their timer would take the history's rows away from
 # the pruning this bench times); the bench prunes their database itself, while it sends them commands.
 ACK_BOT_NOTIFIER = "keep_sent_days = 36500"
+GOAL_PAIRING_MS = 50.0
 UNKNOWN_TASKS = 8  # tasks of the one-lane run with no counterpart anywhere: the guard's search walks all
 
 
@@ -162,12 +169,105 @@ def one_lane_spec(tasks: int) -> RunSpec:
     return spec.model_copy(update={"params": params, "lanes": mcp, "tasks": spec.tasks + new})
 
 
-async def pairing_ms(repo: Path, spec: RunSpec, samples: int, *, missing: int = UNKNOWN_TASKS) -> Timed:
-    """p99 of the guard's counterpart search, in a thread as the approval card's checks run it; the
-    search must find `missing` tasks without a counterpart (with results on disk, the never-run ones)."""
-    found = await asyncio.to_thread(missing_counterparts, repo, spec)
+async def pairing_ms(
+    repo: Path, spec: RunSpec, samples: int, *, missing: int = UNKNOWN_TASKS, kept: bool = True
+) -> Timed:
+    """p99 of the guard's counterpart search, in a thread as the approval card's checks run it, with the
+    trial index kept between searches as the bot's checks keep it (`kept=False`: a fresh index each time,
+    every folder listed, the full scan); the search must find `missing` tasks without a counterpart (with
+    results on disk, the never-run ones). The first, warming search builds the kept index."""
+    index = TrialIndex()
+
+    async def search() -> list[str]:
+        return await asyncio.to_thread(missing_counterparts, repo, spec, index if kept else None)
+
+    found = await search()
     assert len(found) == missing, f"the search found {len(found)} tasks missing, not {missing}"
-    return await timed_ms(lambda: asyncio.to_thread(missing_counterparts, repo, spec), samples)
+    return await timed_ms(search, samples)
+
+
+def first_search_ms(repo: Path, spec: RunSpec) -> tuple[float, TrialIndex]:
+    """The first search of a new index (the bot's after a restart): it lists every folder it walks."""
+    index = TrialIndex()
+    started = time.perf_counter()
+    missing_counterparts(repo, spec, index)
+    return (time.perf_counter() - started) * 1000, index
+
+
+def searches_while_writing(repo: Path, spec: RunSpec, index: TrialIndex, samples: int) -> Timed:
+    """p99 of searches with a run under way: before each, a trial result lands in its baseline job folder,
+    so that folder (and, at first, the run's) is listed again, and stays untrusted while it is this fresh."""
+    job = repo / "runs" / "staging" / "under_way" / "baseline-local-direct" / "2026-06-01__00-00-00"
+    walls = []
+    for n in range(samples + 1):
+        task = spec.tasks[n % (len(spec.tasks) - UNKNOWN_TASKS)]
+        trial = job / f"{task.task_id[:32]}__w{n:06d}"
+        trial.mkdir(parents=True)
+        result = {"task_name": task.task_id, "config": {"agent": {"model_name": "another/model"}}}
+        (trial / "result.json").write_text(json.dumps(result))
+        started = time.perf_counter()
+        found = missing_counterparts(repo, spec, index)
+        walls.append((time.perf_counter() - started) * 1000)
+        assert len(found) == UNKNOWN_TASKS, f"the search found {len(found)} tasks missing"
+    walls = walls[1:]  # the first listed the run's folders, new to the index
+    return Timed(p99(walls), statistics.median(walls))
+
+
+def print_counts(repo: Path, spec: RunSpec, index: TrialIndex) -> None:
+    """What one more search with the kept index does: folders statted and listed, results read."""
+    before = dataclasses.replace(index.counts)
+    missing_counterparts(repo, spec, index)
+    after = index.counts
+    print(f"per_search_stats={after.stats - before.stats}\nper_search_reads={after.reads - before.reads}")
+    print(f"per_search_listings={after.listings - before.listings}", flush=True)
+
+
+def index_mib(repo: Path, spec: RunSpec) -> float:
+    """The memory a new index holds after its first search (traced allocations still held)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        _, index = first_search_ms(repo, spec)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    held = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+    assert index.entries > 0
+    return held / 2**20
+
+
+async def pairing_bench(runs: int, tasks: int, samples: int, scan_samples: int) -> bool:
+    """The pairing guard alone (`main`): the full scan against the kept index over `runs` runs' results,
+    and the kept index over an empty checkout, in one run."""
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="csb-pairing-") as tmp:
+        root = Path(tmp)
+        spec = one_lane_spec(tasks)
+        started = time.perf_counter()
+        repo = results_checkout(root / "history", runs, tasks)
+        print(f"runs={runs}\ntrial_folders={runs * tasks}")
+        print(f"results_written_sec={time.perf_counter() - started:.1f}")
+        scan = await pairing_ms(repo, spec, scan_samples, kept=False)
+        print(f"pairing_scan_p99_ms={scan.p99:.1f}\npairing_scan_median_ms={scan.median:.1f}", flush=True)
+        first, index = first_search_ms(repo, spec)
+        print(f"pairing_first_ms={first:.1f}\nindex_keys={index.entries}", flush=True)
+        kept = await pairing_ms(repo, spec, samples)
+        print(f"pairing_p99_ms={kept.p99:.1f}\npairing_median_ms={kept.median:.1f}", flush=True)
+        print_counts(repo, spec, index)
+        writing = searches_while_writing(repo, spec, index, samples)
+        print(
+            f"pairing_p99_ms_while_writing={writing.p99:.1f}\npairing_median_ms_while_writing={writing.median:.1f}"
+        )
+        empty = await pairing_ms(
+            results_checkout(root / "empty", 0, tasks), spec, samples, missing=len(spec.tasks)
+        )
+        print(f"pairing_p99_ms_empty={empty.p99:.1f}\npairing_median_ms_empty={empty.median:.1f}")
+        print(f"index_mib={index_mib(repo, spec):.1f}")
+    load_after = os.getloadavg()
+    print(f"load_average={load[0]:.1f}\nload_average_after={load_after[0]:.1f}")
+    met = kept.p99 < GOAL_PAIRING_MS and writing.p99 < GOAL_PAIRING_MS
+    print(f"goals_met={met}")
+    return met
 
 
 # -- the engine's dispatch -----------------------------------------------------------------------------
@@ -384,5 +484,24 @@ async def _prune(url: str) -> Pruned:
         await store.close()
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["_prune"]:
-    print(json.dumps(asdict(asyncio.run(_prune(sys.argv[2])))))
+def main() -> int:
+    """The pairing guard's figures alone; `bench/history.py` runs the rest of this file's parts."""
+    parser = argparse.ArgumentParser(
+        description="The pairing guard's counterpart search over a checkout holding `--runs` runs' results "
+        "(each run's baseline trials, one per task): the full scan, the first search of a new index, the "
+        "kept index (alone and while a run under way writes trials), and the kept index on an empty "
+        f"checkout. Goal: p99 under {GOAL_PAIRING_MS:.0f} ms."
+    )
+    parser.add_argument("--runs", type=int, default=200, help="finished runs' results on disk (a year: 2000)")
+    parser.add_argument("--tasks", type=int, default=264, help="tasks per run")
+    parser.add_argument("--samples", type=int, default=30, help="timed searches with the kept index")
+    parser.add_argument("--scan-samples", type=int, default=5, help="timed full scans (seconds each a year)")
+    args = parser.parse_args()
+    return 0 if asyncio.run(pairing_bench(args.runs, args.tasks, args.samples, args.scan_samples)) else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["_prune"]:
+        print(json.dumps(asdict(asyncio.run(_prune(sys.argv[2])))))
+    else:
+        sys.exit(main())

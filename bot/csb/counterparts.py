@@ -3,23 +3,29 @@
 A counterpart is a trial of the same task id (under whatever suite key or legacy `ccb_*` name its run used),
 with the same model, in the other lane of the same full config, whose status is `passed` or `failed`. They are
 found in `runs/official/MANIFEST.json` first (one file), then in the trial results under `runs/staging` and
-`runs/official`, walking only folders named for the needed lane and reading only the trials of wanted tasks,
-so a checkout with thousands of results stays quick. Blocking I/O; callers run it in a thread.
+`runs/official`, below folders named for the needed lane, reading only the trials of wanted tasks. Those
+trial folders are looked up in a `TrialIndex` kept between searches (`trial_index.py`), which lists again
+only the folders changed since, so a checkout with a year of results stays quick; without one, a search
+lists every folder it walks. Blocking I/O; callers run it in a thread.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.csb.configs import MCP_TYPES, lane_plans, load_eval_matrix
 from bot.csb.json_file import MIB, UnreadableJson, read_json
 from bot.csb.results import RESULT_SIZE_LIMIT
-from bot.csb.trials import is_trial_folder, short_task_name, trial_task_part
+from bot.csb.trial_index import TrialIndex
+from bot.csb.trial_keys import COPY_PREFIXES
+from bot.csb.trials import short_task_name, trial_task_part
 from bot.domain.classify import classify_trial
 from bot.domain.spec import Mode, RunSpec
 from bot.domain.states import SCORED_LANE_STATES
@@ -49,8 +55,6 @@ _EVERY_LANE_NAME = frozenset(MCP_TYPES) | {name for names in _OLDER_NAMES.values
 # CSB's status tool: `_normalize_sdlc_task_name` strips these from a trial's task_name.
 _SDLC_PREFIX = re.compile(r"^sdlc_[a-z]+_")
 _COPY_SUFFIX = re.compile(r"^(.+)_[A-Za-z0-9]{6}$")
-# Task copies the harness runs (`mktemp /tmp/mcp_<task>_XXXXXX`, lower-cased); older runs used `sgonly_`.
-COPY_PREFIXES = ("mcp_", "sgonly_", "bl_")
 
 
 def normalise_task_name(name: str) -> str:
@@ -75,8 +79,9 @@ def counterpart_config(repo: Path, spec: RunSpec) -> str | None:
     return next(lane.config for lane in pair if lane.config not in running)
 
 
-def missing_counterparts(repo: Path, spec: RunSpec) -> list[str]:
-    """Task ids of the spec, in its order, that lack a clean counterpart; [] for a paired run."""
+def missing_counterparts(repo: Path, spec: RunSpec, index: TrialIndex | None = None) -> list[str]:
+    """Task ids of the spec, in its order, that lack a clean counterpart; [] for a paired run. `index`: the
+    trial folders as earlier searches left them (None: a fresh one, so every folder walked is listed)."""
     config = counterpart_config(repo, spec)
     if config is None:
         return []
@@ -86,7 +91,9 @@ def missing_counterparts(repo: Path, spec: RunSpec) -> list[str]:
     found = _from_manifest(repo / MANIFEST_PATH, lane_names, model, set(wanted))
     remaining = set(wanted) - found
     if remaining:
-        found |= _from_trials(repo, lane_names, model, remaining)
+        index = index if index is not None else TrialIndex()
+        with index.lock:
+            found |= _from_trials(repo, lane_names, model, remaining, index)
     return [task_id for task_id in wanted if task_id not in found]
 
 
@@ -110,76 +117,87 @@ def _from_manifest(path: Path, lane_names: frozenset[str], model: str, wanted: s
     return found
 
 
-def _from_trials(repo: Path, lane_names: frozenset[str], model: str, wanted: set[str]) -> set[str]:
+def _from_trials(
+    repo: Path, lane_names: frozenset[str], model: str, wanted: set[str], index: TrialIndex
+) -> set[str]:
+    """The wanted tasks with a clean trial in a lane folder named for the lane. A trial counts for the task
+    `_clean_task` names among the wanted tasks its folder's name may belong to: whichever order the trials
+    are met in, the same set is found."""
     by_short: dict[str, set[str]] = {}
     for task_id in wanted:
         by_short.setdefault(short_task_name(task_id), set()).add(task_id)
     found: set[str] = set()
     for category in RESULT_CATEGORIES:
-        for lane_dir in _lane_folders(repo / "runs" / category, lane_names):
-            for result, candidates in _trial_results(lane_dir, by_short):
-                clean = _clean_task(result, model, candidates)
-                if clean is not None:
-                    found.add(clean)
-                    _forget(by_short, clean)  # its other trials need not be read
-            if found >= wanted:
-                return found
+        root = repo / "runs" / category
+        index.refresh(root, lane_names, _EVERY_LANE_NAME)
+        search = _Search(index, root, lane_names, model, by_short)
+        for task_id in sorted(wanted - found):
+            if task_id not in found:  # it may have been found as another task's candidate meanwhile
+                search.task(task_id, found)
+        if found >= wanted:
+            break
     return found
 
 
-def _forget(by_short: dict[str, set[str]], task_id: str) -> None:
-    """A task found: no trial folder is a candidate for it any more (a search that goes on for tasks never
-    run would otherwise read the result of every trial of every task it has found)."""
-    short = short_task_name(task_id)
-    remaining = by_short.get(short, set()) - {task_id}
-    if remaining:
-        by_short[short] = remaining
-    else:
-        by_short.pop(short, None)
+@dataclass(frozen=True)
+class _Search:
+    """One root's trials searched for one lane and model, task by task."""
 
+    index: TrialIndex
+    root: Path
+    lane_names: frozenset[str]
+    model: str
+    by_short: Mapping[str, set[str]]
 
-def _lane_folders(root: Path, lane_names: frozenset[str]) -> Iterator[Path]:
-    """Folders named for the lane, anywhere below `root`; other lanes' folders are never entered."""
-    for current, dirs, _ in os.walk(root):
-        keep = []
-        for name in dirs:
-            if name in lane_names:
-                yield Path(current, name)
-            elif not (name in _EVERY_LANE_NAME or name.startswith(".") or is_trial_folder(name)):
-                keep.append(name)
-        dirs[:] = keep
-
-
-def _trial_results(lane_dir: Path, by_short: Mapping[str, set[str]]) -> Iterator[tuple[Path, set[str]]]:
-    """(result.json, task ids it may belong to) for trial folders of wanted tasks, by folder name alone."""
-    for current, dirs, _ in os.walk(lane_dir):
-        keep = []
-        for name in dirs:
+    def task(self, task_id: str, found: set[str]) -> None:
+        """Adds to `found` what the trials that may be this task's are clean counterparts for, until the
+        task is found: first the trial found for it last time, if it is still there."""
+        hint_key = "\0".join((str(self.root), self.model, *sorted(self.lane_names), task_id))
+        hinted = self.index.hinted(hint_key, self.root, self.lane_names)
+        trials = self.index.trials(self.root, self.lane_names, task_id)
+        for folder, name in itertools.chain([hinted] if hinted else [], trials):
             stem = trial_task_part(name)
-            if stem is None:  # a job folder (`2026-02-23__13-03-01`) or other grouping
-                keep.append(name)
+            candidates = _folder_candidates(stem, self.by_short) if stem is not None else None
+            if not candidates or task_id not in candidates or candidates <= found:
                 continue
-            candidates = _folder_candidates(stem, by_short)
-            result = Path(current, name, "result.json")
-            if candidates and result.is_file():
-                yield result, candidates
-        dirs[:] = keep  # nothing below a trial folder is another trial
+            summary = self.index.summary(os.path.join(folder, name, "result.json"), _summarise)
+            clean = _clean_task(summary, self.model, candidates) if summary is not None else None
+            if clean is not None:
+                found.add(clean)
+                if clean == task_id:
+                    self.index.remember(hint_key, (folder, name))
+                    return
 
 
-def _clean_task(result: Path, model: str, candidates: set[str]) -> str | None:
-    """The task id this trial is a clean counterpart for; None: other task or model, errored, unfinished."""
-    data = _read_json(result)
-    if data is None or data.get("finished_at", True) is None:
-        return None
+@dataclass(frozen=True, slots=True)
+class _Trial:
+    """What the pairing rule reads of a trial's result.json, kept by the index while the file is unchanged."""
+
+    task_name: str | None  # as CSB's status tool normalises it, lower-cased; None when the result names none
+    model: str | None
+    clean: bool  # read, finished, and passed or failed
+
+
+def _summarise(result: str) -> _Trial:
+    data = _read_json(Path(result))
+    if data is None:
+        return _Trial(None, None, clean=False)
     name = data.get("task_name")
-    if isinstance(name, str):
-        wanted = {candidate.lower(): candidate for candidate in candidates}
-        task_id = wanted.get(normalise_task_name(name).lower())
-    else:
-        task_id = next(iter(candidates)) if len(candidates) == 1 else None
-    if task_id is None or _model(data) != model:
+    return _Trial(
+        task_name=normalise_task_name(name).lower() if isinstance(name, str) else None,
+        model=_model(data),
+        clean=data.get("finished_at", True) is not None and classify_trial(data).status in _CLEAN,
+    )
+
+
+def _clean_task(trial: _Trial, model: str, candidates: set[str]) -> str | None:
+    """The task id this trial is a clean counterpart for; None: other task or model, errored, unfinished,
+    or no task name and more than one candidate."""
+    if not trial.clean or trial.model != model:
         return None
-    return task_id if classify_trial(data).status in _CLEAN else None
+    if trial.task_name is not None:
+        return {candidate.lower(): candidate for candidate in candidates}.get(trial.task_name)
+    return next(iter(candidates)) if len(candidates) == 1 else None
 
 
 def _model(data: Mapping[str, Any]) -> str | None:

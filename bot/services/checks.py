@@ -11,6 +11,7 @@ from bot.csb.child_env import ChildEnv
 from bot.csb.counterparts import missing_counterparts
 from bot.csb.docker_daemon import PING_TIMEOUT_SEC
 from bot.csb.preflight import AccountHealth, account_health, run_preflight
+from bot.csb.trial_index import TrialIndex
 from bot.domain.budget import BudgetCheck
 from bot.domain.estimate import RunEstimate
 from bot.domain.redact import Redactor
@@ -67,7 +68,8 @@ def _tasks_have(count: int) -> str:
 class CheckRunner:
     """Runs the checks off the event loop: they read result files and may start CSB's preflight scripts.
 
-    Whatever those scripts print is redacted with `redact` (the bot's secrets) before it is kept.
+    Whatever those scripts print is redacted with `redact` (the bot's secrets) before it is kept. The
+    pairing guard's trial folders are indexed for as long as the runner lives (one per bot process).
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class CheckRunner:
         self._daytona = daytona
         self._redact = redact
         self._timeout_s = timeout_s
+        self._trials = TrialIndex()
 
     async def run(self, spec: RunSpec) -> RequestChecks:
         report, missing, spent = await asyncio.gather(
@@ -105,7 +108,7 @@ class CheckRunner:
                 docker=self._docker,
                 docker_ping_s=self._docker_ping_s,
             ),
-            asyncio.to_thread(missing_counterparts, self._repo, spec),
+            asyncio.to_thread(missing_counterparts, self._repo, spec, self._trials),
             self._assess(spec),
         )
         lines = tuple(
