@@ -71,6 +71,23 @@ def marked_pids(name: str, value: str) -> list[int]:
     return found
 
 
+def describe_pids(pids: list[int]) -> str:
+    """Each process's pid, parent, process group, session, state and command line, for a failure's
+    message (a process gone meanwhile is said so)."""
+    lines = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            lines.append(f"{pid}: gone")
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        state, ppid, pgid, sid = fields[0], fields[1], fields[2], fields[3]
+        lines.append(f"{pid}: ppid {ppid} pgid {pgid} sid {sid} state {state}: {command[:200]}")
+    return "\n".join(lines)
+
+
 class RayHead:
     """One head for the session; `restart()` stops it and starts it again on the same ports."""
 

@@ -24,7 +24,7 @@ from aiohttp import web
 from engine_kit import EngineKit, engine_kit
 from idle import run_until_idle
 from lane_waits import running_count
-from ray_cluster import RayHead, free_port, marked_pids
+from ray_cluster import RayHead, describe_pids, free_port, marked_pids
 from ray_jobs_kit import jobs_of_checkout
 from sqlmodel import select
 from waiting import until
@@ -68,6 +68,13 @@ async def jobs_of(kit: EngineKit, head: RayHead) -> dict[str, JobInfo]:
 
 def job_id(kit: EngineKit, run_id: int, lane_id: int, attempt: int) -> str:
     return f"{submission_prefix(kit.repo)}csb_r{run_id}_l{lane_id}_a{attempt}"
+
+
+async def kit_job_log(head: RayHead, submission_id: str) -> str:
+    """A job's driver log as Ray keeps it (the lane wrapper's own lines), for a failure's message."""
+    url = f"{head.dashboard_url}/api/jobs/{submission_id}/logs"
+    async with aiohttp.ClientSession() as session, session.get(url) as answer:
+        return f"--- {submission_id}:\n" + (await answer.json(content_type=None)).get("logs", "")[-3000:]
 
 
 def raw_listing(head: RayHead) -> str:
@@ -156,10 +163,15 @@ async def test_cancel_stops_the_jobs_and_starts_nothing_after(tmp_path: Path, ra
         jobs = await jobs_of(kit, ray_head)
         assert set(jobs) == {job_id(kit, run_id, lane.id or 0, 1) for lane in running}  # none after
         assert {job.status for job in jobs.values()} == {JobStatus.STOPPED}
-        await until(
-            lambda: not any(marked_pids(MARKER_ENV, lane.marker or "") for lane in running),
-            "the stopped lanes' processes to be gone",
-        )
+        try:
+            await until(
+                lambda: not any(marked_pids(MARKER_ENV, lane.marker or "") for lane in running),
+                "the stopped lanes' processes to be gone",
+            )
+        except AssertionError as exc:  # say which processes stayed, and what their jobs logged
+            left = [pid for lane in running for pid in marked_pids(MARKER_ENV, lane.marker or "")]
+            logs = [await kit_job_log(ray_head, job) for job in sorted(jobs)]
+            raise AssertionError(f"{exc}\n{describe_pids(left)}\n" + "\n".join(logs)) from None
 
 
 async def test_a_restarted_bot_adopts_its_jobs_and_submits_none_twice(
