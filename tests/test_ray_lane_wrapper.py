@@ -17,6 +17,7 @@ from ray_cluster import RayHead, marked_pids
 from ray_jobs_kit import ended
 from waiting import until
 
+from bot.executors.processes import process_alive
 from bot.rayjobs.entrypoint import STOP_MARGIN_SEC, lane_entrypoint, stop_env
 from bot.rayjobs.jobs_api import JobStatus, JobSubmission, RayJobsClient
 from bot.rayjobs.lane_wrapper import SIGINT_NOT_BEFORE
@@ -122,6 +123,28 @@ async def test_the_wrapper_runs_as_a_file_too_and_passes_a_signal_death_on(tmp_p
     assert done.returncode == 128 + signal.SIGTERM
     assert (tmp_path / "out.log").read_text() == "bye\n"
     assert os.path.exists(wrapper)
+
+
+async def test_a_wrapper_killed_alone_takes_its_lane_with_it(tmp_path: Path) -> None:
+    """The wrapper SIGKILLed by itself, its lane (in its process group) signalled by no one, as when a
+    stop's SIGINT never reached the wrapper and Ray's SIGKILL list missed the lane: the lane dies with it
+    instead of running on, orphaned."""
+    wrapper = Path(__file__).resolve().parents[1] / "bot" / "rayjobs" / "lane_wrapper.py"
+    pid_file = tmp_path / "lane.pid"
+    lane = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(300)"
+    command = [sys.executable, str(wrapper), "--cwd", str(tmp_path), "--log", "out.log", "--grace", "30"]
+    process = subprocess.Popen(
+        [*command, "--", sys.executable, "-c", lane, str(pid_file)], cwd=tmp_path, start_new_session=True
+    )
+    try:
+        await until(lambda: pid_file.exists() and pid_file.read_text(), "the lane to start")
+        lane_pid = int(pid_file.read_text())
+        os.kill(process.pid, signal.SIGKILL)
+        assert process.wait(timeout=30) == -signal.SIGKILL
+        await until(lambda: not process_alive(lane_pid), "the lane to die with its wrapper")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 async def test_a_stop_that_came_too_early_for_the_lane_is_sent_again_once_it_is_old_enough(

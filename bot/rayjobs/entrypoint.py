@@ -2,7 +2,7 @@
 
 The wrapper's source travels inside the entrypoint (`python3 -c`), compressed: the bot's package need
 not be installed on the workers, and every job's entrypoint comes back in each `GET /api/jobs/`, so it
-is kept short (about 3 KB). The shell Ray runs the entrypoint with takes `python3`, else `python`,
+is kept short (about 4 KB). The shell Ray runs the entrypoint with takes `python3`, else `python`,
 from the job's PATH, which is the lane's (the bot's own, from `runtime_env.env_vars`): so the bot's
 PATH must find a Python on the workers too (the same path on every host, as the checkout is). The
 wrapper needs only Python 3.8 and its standard library.

@@ -16,7 +16,10 @@ a wait longer than its grace period, so Harbor gets SIGINT as from a local stop;
 the SIGINT, and when the grace period is over SIGKILLs its whole process group (Harbor and whatever it
 started since the stop, which Ray's list would miss), itself included. The lane stays in the
 entrypoint's process group so Ray's own clean-up (SIGKILL of that group when the job's supervisor dies,
-e.g. with the head) reaches it too.
+e.g. with the head) reaches it too. Whatever ends the wrapper itself, its lane does not outlive it: on
+Linux the lane is started with the parent-death signal SIGKILL, so a wrapper killed alone (a stop whose
+SIGINT never reached it, Ray's SIGKILL of a list that missed the lane, the OOM killer) takes the lane with
+it instead of leaving Harbor running, orphaned, with nothing left to stop it.
 """
 
 # Annotations stay unevaluated (PEP 563), so `int | None` and `Popen[bytes]` cost Python 3.8 nothing.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -36,6 +40,7 @@ from types import FrameType
 SIGINT_NOT_BEFORE = 2.0
 EXIT_NOT_STARTED = 127
 _POLL = 0.1
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
@@ -80,11 +85,29 @@ def _lead_own_group() -> None:
         os.setpgid(0, 0)
 
 
+def _dies_with(parent: int) -> None:
+    """In the lane's process, before it execs: SIGKILL when the wrapper (`parent`) dies, and die now if it
+    already has (the signal is armed only for a parent still alive). Linux only; elsewhere a no-op."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(EXIT_NOT_STARTED)
+
+
 def _start(args: argparse.Namespace) -> subprocess.Popen[bytes] | None:
+    wrapper = os.getpid()
     with open(args.log, "ab") as log:
         try:
             return subprocess.Popen(
-                args.command, cwd=args.cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                args.command,
+                cwd=args.cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=lambda: _dies_with(wrapper),  # the wrapper has one thread: safe to run here
             )
         except OSError as exc:
             message = f"lane_wrapper: cannot start {args.command[0]} in {args.cwd}: {exc.strerror or exc}\n"
