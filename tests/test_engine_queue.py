@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_kit import engine_kit
+from engine_kit import EngineKit, engine_kit
 from idle import run_until_idle
 from lane_waits import wait_all
 from sqlalchemy import update
@@ -72,14 +72,20 @@ def test_picker_avoids_the_failed_account_and_full_ones() -> None:
     assert picker.changed == {"b": 4, "a": 5}
 
 
+async def _a_finished_run_of_100_s_lanes(kit: EngineKit) -> int:
+    """The ETA's history: a csb_org_onboarding run whose lanes each took 100 s, finished."""
+    done = await kit.approve("csb_org_onboarding", parallel=2)
+    await kit.engine.tick()
+    kit.clock.advance(timedelta(seconds=100))
+    await wait_all(kit.engine.executor)
+    await kit.engine.tick()
+    assert (await kit.run(done)).state is RunState.FINISHED
+    return done
+
+
 async def test_eta_from_past_lane_durations(tmp_path: Path, db_url: str) -> None:
     async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
-        done = await kit.approve("csb_org_onboarding", parallel=2)
-        await kit.engine.tick()
-        kit.clock.advance(timedelta(seconds=100))
-        await wait_all(kit.engine.executor)
-        await kit.engine.tick()
-        assert (await kit.run(done)).state is RunState.FINISHED
+        await _a_finished_run_of_100_s_lanes(kit)
         waiting = await kit.approve("csb_sdlc_fix", parallel=2)
         waiting_run = await kit.run(waiting)
         async with kit.store.read() as session:  # no lane of its suite ended yet: its model's lanes count
@@ -93,12 +99,7 @@ async def test_eta_from_past_lane_durations(tmp_path: Path, db_url: str) -> None
 async def test_eta_only_from_comparable_lanes_same_suite_else_same_model(tmp_path: Path, db_url: str) -> None:
     """Lanes of another suite and another model say nothing about this run: its ETA is unknown."""
     async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
-        done = await kit.approve("csb_org_onboarding", parallel=2)
-        await kit.engine.tick()
-        kit.clock.advance(timedelta(seconds=100))
-        await wait_all(kit.engine.executor)
-        await kit.engine.tick()
-        assert (await kit.run(done)).state is RunState.FINISHED
+        await _a_finished_run_of_100_s_lanes(kit)
         stranger = await kit.approve("csb_sdlc_fix")
         same_suite = await kit.approve("csb_org_onboarding")
         same_model = await kit.approve("csb_sdlc_fix")
@@ -118,11 +119,7 @@ async def test_figures_of_several_runs_are_each_runs_own(tmp_path: Path, db_url:
     once): a run under way, two waiting in the queue (one of a suite and model with no history), a finished
     one, each with the figures `queue_figures` gives it alone; and their lanes counted as the rows say."""
     async with engine_kit(tmp_path, url=db_url, global_slots=2) as kit:
-        done = await kit.approve("csb_org_onboarding", parallel=2)
-        await kit.engine.tick()
-        kit.clock.advance(timedelta(seconds=100))
-        await wait_all(kit.engine.executor)
-        await kit.engine.tick()
+        done = await _a_finished_run_of_100_s_lanes(kit)
         under_way = await kit.approve("csb_org_onboarding", parallel=2)
         await kit.engine.tick()
         waiting = await kit.approve("csb_org_onboarding", parallel=1)
