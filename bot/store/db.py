@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -68,14 +69,37 @@ def _sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+WAL_ATTEMPTS = 50
+
+
+def enter_wal(cursor: Any) -> None:
+    """Put the database in WAL mode (it stays so), even when other connections to a new file do the same.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite answers a connection that would deadlock
+    on it "database is locked" at once, busy timeout or not. That is no failure when the other connection
+    made the same switch: read the mode (the read waits out the switch on the busy timeout) and try again
+    only when it is not WAL yet."""
+    for _ in range(WAL_ATTEMPTS):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+        cursor.execute("PRAGMA journal_mode")
+        if str(cursor.fetchone()[0]).lower() == "wal":
+            return
+    raise sqlite3.OperationalError(f"database is locked: WAL mode not entered in {WAL_ATTEMPTS} attempts")
+
+
 def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Take transaction control from the driver so `_on_begin` decides how each one starts.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=10000")
+        enter_wal(cursor)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
