@@ -22,9 +22,11 @@ from lane_waits import wait_all
 from waiting import until
 
 from bot.domain.outcome import LaneStatus
+from bot.engine import Engine
 from bot.executors import local as local_executor
 from bot.executors.base import LaneLaunch
 from bot.executors.processes import find_marked
+from bot.store.db import Store
 from bot.store.models import Lane, RunState
 
 pytestmark = pytest.mark.slow
@@ -35,6 +37,15 @@ CREATE TRIGGER refuse_requeue BEFORE UPDATE OF state ON lanes
 WHEN lower(NEW.state) = 'queued' AND (SELECT count(*) FROM write_fault) > 0
 BEGIN SELECT RAISE(ABORT, 'disk I/O error (test fault)'); END;
 """
+
+
+async def _die_together(engine: Engine, store: Store, started: list[Lane]) -> None:
+    """Kill the lanes and wait until none of their processes lives: the group leader is reaped first, and
+    a member SIGKILLed with it may still be alive for a moment, which the next holder would rightly adopt."""
+    await kill_all(engine, store)
+    await wait_all(engine.executor)
+    markers = {lane.marker for lane in started if lane.marker}
+    await until(lambda: not find_marked(markers), "the killed lanes' processes to be gone")
 
 
 def _sql(db: Path, script: str) -> None:
@@ -51,8 +62,7 @@ async def test_a_refused_reconciliation_is_retried_and_lost_lanes_run_again(tmp_
         await old.tick()  # one pair starts and hangs
         started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         assert len(started) == 2
-        await kill_all(old, kit.store)  # the bot and its lanes die together (a reboot)
-        await wait_all(old.executor)
+        await _die_together(old, kit.store, started)  # the bot and its lanes die together (a reboot)
 
         _sql(db, _FAULT + "INSERT INTO write_fault VALUES (1);")
         kit.script({})
@@ -154,8 +164,7 @@ async def test_a_lost_lane_waits_out_the_configured_spawn_grace_before_it_runs_a
         await old.tick()  # one pair starts and hangs
         started = [lane for lane in await kit.lanes(run_id) if lane.state is LaneStatus.RUNNING]
         assert len(started) == 2
-        await kill_all(old, kit.store)  # the bot and its lanes die together
-        await wait_all(old.executor)
+        await _die_together(old, kit.store, started)
 
         kit.script({})
         new = kit.new_engine()
@@ -163,8 +172,9 @@ async def test_a_lost_lane_waits_out_the_configured_spawn_grace_before_it_runs_a
         kit.clock.advance(timedelta(seconds=kit.config.lease_ttl_sec + 10))
         await new.tick()
         now = {lane.id: lane for lane in await kit.lanes(run_id)}
-        assert all(now[lane.id].state is LaneStatus.RUNNING for lane in started), now
-        assert all(now[lane.id].attempt == 1 for lane in started), now
+        seen = [(now[lane.id].state, now[lane.id].attempt, now[lane.id].reason) for lane in started]
+        assert all(now[lane.id].state is LaneStatus.RUNNING for lane in started), seen
+        assert all(now[lane.id].attempt == 1 for lane in started), seen
 
         kit.clock.advance(timedelta(seconds=30))  # past the grace: queued again and started anew
         await new.tick()
