@@ -95,8 +95,8 @@ async def test_summaries_of_a_history_equal_its_lanes_summed(db_url: str) -> Non
     both = summary.figures.baseline.valid + summary.figures.mcp.valid
     assert 0 < both < sum(n for state, n in outcomes.items() if state is not LaneStatus.CANCELLED)
     async with store.read() as session:
-        kept = (await summaries.valid_lanes_of(session, [filled.probe_run]))[filled.probe_run]
-    assert 0 < len(kept.lanes) < both + outcomes[LaneStatus.ERRORED]
+        kept = await summaries.valid_lane_counts(session, [filled.probe_run])
+    assert 0 < kept.total() < both + outcomes[LaneStatus.ERRORED]
     # The answers read the summaries: `/csb runs` lists the probe first (the newest finish), with the
     # figures its lanes give; App Home lists the admin's runs with their pairs.
     answers = Answers(store, filled.probe_run)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -170,28 +169,21 @@ class CoverageService:
         already counts (it was promoted, or copied there) is counted once, as official."""
         async with self._store.read() as session:
             chosen = [
-                summary
-                for summary in await summaries.finished(session, SCAN_LIMIT)
-                if Category(summary.category) is Category.STAGING
+                run
+                for run in await summaries.finished_folders(session, SCAN_LIMIT)
+                if Category(run.category) is Category.STAGING
                 and may_see(
                     self._policy,
                     Category.STAGING,
                     viewer.actor,
-                    summary.requester,
-                    viewer.channel_id == summary.channel_id,
+                    run.requester,
+                    viewer.channel_id == run.channel_id,
                 )
-                and (not model or model.lower() in summary.model.lower())
+                and (not model or model.lower() in run.model.lower())
+                and not official_dirs.intersection(run_folder_names(run.run_dir, run.suites))
             ]
-            kept = await summaries.valid_lanes_of(session, [summary.run_id for summary in chosen])
-        runs: Counter[tuple[str, str, str]] = Counter()  # keyed at close: (suite, config, task key)
-        counted = 0
-        for summary in chosen:
-            valid = kept[summary.run_id]
-            if official_dirs.intersection(run_folder_names(valid.run_dir, summary.suites)):
-                continue
-            counted += 1
-            runs.update(valid.lanes)  # counted in C: the runs share their tasks, so few keys remain
-        return [(suite, config, task, n) for (suite, config, task), n in runs.items()], counted
+            runs = await summaries.valid_lane_counts(session, [run.run_id for run in chosen])
+        return [(suite, config, task, n) for (suite, config, task), n in runs.items()], len(chosen)
 
 
 def _chosen(selection: Selection, suites: tuple[str, ...]) -> tuple[SelectedTask, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, Index, UniqueConstraint, text
+from sqlalchemy import Column, Index, LargeBinary, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from bot.domain.outcome import LaneStatus
@@ -205,6 +205,22 @@ class RunSummary(SQLModel, table=True):
     # [[suite, config, MANIFEST task key], …] (read by coverage alone; the other answers leave it unread).
     run_dir: str = ""
     valid_json: str = "[]"
+    # The same lanes as `lane_keys` ids (`bot/store/lane_keys.py`: little-endian int32s), counted without
+    # decoding; None where an older csb-bot wrote the summary (then `valid_json` is read).
+    valid_keys: bytes | None = Field(default=None, sa_type=LargeBinary)
+
+
+class LaneKey(SQLModel, table=True):
+    """Each (suite, config, MANIFEST task key) a valid lane was ever counted under, once, by number: a
+    year of summaries repeats a few thousand of them some 500,000 times."""
+
+    __tablename__ = "lane_keys"
+    __table_args__ = (Index("uq_lane_keys_key", "suite", "config", "task", unique=True),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    suite: str
+    config: str
+    task: str
 
 
 class Account(SQLModel, table=True):

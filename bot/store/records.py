@@ -191,13 +191,16 @@ class RunSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class ValidLanes:
-    """A closed run's folder and its valid lanes' (suite, config, MANIFEST task key), for `/csb coverage
-    --staging`."""
+class FinishedFolder:
+    """A finished run as `/csb coverage --staging` chooses it: who may see it, its model, and its folder."""
 
     run_id: int
+    category: str
+    requester: str
+    channel_id: str
+    model: str
+    suites: tuple[str, ...]
     run_dir: str
-    lanes: tuple[tuple[str, str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ their lanes by the indexed `run_id` (`pair_states`).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -24,7 +25,7 @@ from bot.domain.outcome import LaneStatus
 from bot.domain.run_summary import RunFigures, run_figures, valid_lanes
 from bot.domain.spec import RunSpec
 from bot.domain.states import FINAL_RUN_STATES, RunState
-from bot.store import records, requests, runs
+from bot.store import lane_keys, records, requests, runs
 from bot.store.models import Lane, RunSummary
 from bot.store.narrow import table_of
 from bot.store.upsert import insert
@@ -33,6 +34,7 @@ __all__ = [
     "LANE_COLUMNS",
     "SummedRow",
     "finished",
+    "finished_folders",
     "kept_lanes",
     "latest",
     "of_requester",
@@ -40,7 +42,8 @@ __all__ = [
     "record",
     "summary_row",
     "summed_lanes",
-    "valid_lanes_of",
+    "valid_keys",
+    "valid_lane_counts",
 ]
 
 
@@ -61,6 +64,7 @@ class SummedRow:
     verdict_json: str | None
 
 
+_RUNS_AT_ONCE = 500  # runs per statement: under either database's limit on bound values
 LANE_COLUMNS = tuple(field.name for field in fields(SummedRow))
 _COLUMNS = tuple(table_of(Lane).c[name] for name in LANE_COLUMNS)
 
@@ -77,6 +81,7 @@ async def record(session: AsyncSession, run_id: int) -> None:
     lanes = await summed_lanes(session, run_id)
     row = summary_row(run_id, run.state, run.finished_at, request, request.spec, run_figures(lanes))
     row |= kept_lanes(run.run_dir, lanes)
+    row["valid_keys"] = await valid_keys(session, valid_lanes(lanes))
     await session.execute(insert(session, RunSummary).values(**row).on_conflict_do_nothing())
 
 
@@ -132,6 +137,12 @@ def kept_lanes(run_dir: str, lanes: Sequence[SummedRow]) -> dict[str, Any]:
     return {"run_dir": run_dir, "valid_json": json.dumps([list(lane) for lane in valid_lanes(lanes)])}
 
 
+async def valid_keys(session: AsyncSession, lanes: Sequence[lane_keys.Key]) -> bytes:
+    """The valid lanes as `lane_keys` numbers, packed: what coverage counts without decoding."""
+    numbers = await lane_keys.intern(session, lanes)
+    return lane_keys.pack([numbers[lane] for lane in lanes])
+
+
 def _summaries() -> Any:
     """The summaries without the valid lanes, which only coverage reads (`valid_lanes`)."""
     return select(RunSummary).options(defer(cast("QueryableAttribute[Any]", RunSummary.valid_json)))
@@ -170,19 +181,54 @@ async def of_requester(session: AsyncSession, user_id: str, limit: int) -> list[
     return [records.RunSummary.from_row(row) for row in rows.scalars()]
 
 
-async def valid_lanes_of(session: AsyncSession, run_ids: Sequence[int]) -> dict[int, records.ValidLanes]:
-    """The valid lanes of closed runs, by run."""
-    found = {}
-    if run_ids:
+async def finished_folders(session: AsyncSession, limit: int) -> list[records.FinishedFolder]:
+    """At most `limit` finished runs, the newest finish first, as coverage chooses among them."""
+    rows = await session.execute(
+        select(
+            col(RunSummary.run_id),
+            col(RunSummary.category),
+            col(RunSummary.requester),
+            col(RunSummary.channel_id),
+            col(RunSummary.model),
+            col(RunSummary.suites_json),
+            col(RunSummary.run_dir),
+        )
+        .where(col(RunSummary.state) == RunState.FINISHED)
+        .order_by(col(RunSummary.finished_at).desc(), col(RunSummary.run_id).desc())
+        .limit(limit)
+    )
+    return [
+        records.FinishedFolder(run_id, category, requester, channel, model, tuple(json.loads(suites)), folder)
+        for run_id, category, requester, channel, model, suites, folder in rows.all()
+    ]
+
+
+async def valid_lane_counts(session: AsyncSession, run_ids: Sequence[int]) -> Counter[lane_keys.Key]:
+    """How many of these closed runs' lanes CSB's rules keep as valid runs, per (suite, config, MANIFEST
+    task key): their packed numbers added up at once; a summary an older csb-bot wrote has its lanes as
+    JSON alone, and is decoded."""
+    numbers: list[bytes] = []
+    older: list[int] = []
+    for first in range(0, len(run_ids), _RUNS_AT_ONCE):
         rows = await session.execute(
-            select(col(RunSummary.run_id), col(RunSummary.run_dir), col(RunSummary.valid_json)).where(
-                col(RunSummary.run_id).in_(list(run_ids))
+            select(col(RunSummary.run_id), col(RunSummary.valid_keys)).where(
+                col(RunSummary.run_id).in_(list(run_ids[first : first + _RUNS_AT_ONCE]))
             )
         )
-        for run_id, run_dir, valid in rows.all():
-            # Each [suite, config, task] as a tuple, built in C: up to 500 runs of some 500 lanes each.
-            lanes = cast("tuple[tuple[str, str, str], ...]", tuple(map(tuple, json.loads(valid))))
-            found[run_id] = records.ValidLanes(run_id, run_dir, lanes)
+        for run_id, packed in rows.all():
+            if packed is None:
+                older.append(run_id)
+            else:
+                numbers.append(packed)
+    counted = lane_keys.count(numbers)
+    keys = await lane_keys.keys_of(session, counted.keys())
+    found = Counter({keys[number]: n for number, n in counted.items()})
+    if older:
+        decoded = await session.execute(
+            select(col(RunSummary.valid_json)).where(col(RunSummary.run_id).in_(older))
+        )
+        for valid in decoded.scalars():
+            found.update(cast("list[lane_keys.Key]", list(map(tuple, json.loads(valid)))))
     return found
 
 
