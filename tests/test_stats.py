@@ -109,6 +109,30 @@ def test_groups_drawn_together_read_as_each_drawn_alone() -> None:
     assert bootstrap_mean_diff_cis([[], []]) == [None, None]
 
 
+@pytest.mark.parametrize(("n", "seed"), [(1, 0), (9, 4), (264, 0), (51, 7)])
+def test_whole_number_differences_add_as_integers_to_the_same_bits(n: int, seed: int) -> None:
+    """A pass/fail reward's differences are -1, 0 or 1: added as integers in one call, they must still
+    give the interval `random.choices` and `sum()` give, to the last bit (-0.0 and large values too)."""
+    rng = random.Random(n)
+    diffs = [rng.choice([-1.0, 0.0, -0.0, 1.0, 1.0, 3.0, -2.0]) for _ in range(n)]
+    assert bootstrap_mean_diff_ci(diffs, resamples=2_000, seed=seed) == _bootstrap_by_hand(diffs, 2_000, seed)
+    huge = [rng.choice([2.0**60, -(2.0**61), 5.0]) for _ in range(n)]  # past the integer path's bound
+    assert bootstrap_mean_diff_ci(huge, resamples=500, seed=seed) == _bootstrap_by_hand(huge, 500, seed)
+
+
+def test_groups_of_one_size_share_their_picks_and_keep_their_values() -> None:
+    """Groups of the same size pick the same positions; each still resamples its own values, whole or not."""
+    rng = random.Random(8)
+    whole = [rng.choice([-1.0, 0.0, 1.0]) for _ in range(30)]
+    fractional = [rng.choice([-0.5, 0.25, 1.0]) + rng.random() / 10 for _ in range(30)]
+    mixed = whole[:15] + fractional[15:]
+    together = bootstrap_mean_diff_cis([whole, fractional, mixed, whole[:12]], resamples=1_000, seed=2)
+    assert together == [
+        _bootstrap_by_hand(group, 1_000, 2) for group in (whole, fractional, mixed, whole[:12])
+    ]
+    assert len(set(together)) == 4
+
+
 def test_bootstrap_edge_cases() -> None:
     assert bootstrap_mean_diff_ci([]) is None
     assert bootstrap_mean_diff_ci([0.25]) == (0.25, 0.25)

@@ -169,55 +169,82 @@ def bootstrap_mean_diff_cis(
     """Each group's interval, exactly as `bootstrap_mean_diff_ci` gives it alone.
 
     Every group's resamples read the same seeded stream from its start (a group of `n` its first
-    `resamples * n` values), so one draw as long as the largest group needs serves them all, and a group
-    equal to one before it, value for value, is not resampled again: `/csb compare`'s two dozen groups
-    (each suite of each lane, each lane, all pairs) cost about a third of drawing each alone.
+    `resamples * n` values), so one draw as long as the largest group needs serves them all; groups of
+    the same size pick the same positions, worked out once; and a group equal to one before it, value for
+    value, is not resampled again. `/csb compare`'s two dozen groups (each suite of each lane, each lane,
+    all pairs) cost about a fifth of drawing each alone.
     """
     longest = max((len(diffs) for diffs in groups), default=0)
     if not longest:
         return [None] * len(groups)
     import numpy as np  # here, not at the top: the records and formats above serve every bot at start
 
-    uniforms = _python_random(seed, resamples * longest)
-    found: dict[bytes, tuple[float, float]] = {}
-    intervals: list[tuple[float, float] | None] = []
+    distinct: dict[bytes, npt.NDArray[np.float64]] = {}
     for diffs in groups:
-        if not diffs:
-            intervals.append(None)
-            continue
-        values = np.asarray(diffs, dtype=np.float64)
-        key = values.tobytes()  # bit for bit: 0.0 and -0.0 are not the same group
-        if key not in found:
-            found[key] = _percentile_interval(values, uniforms, resamples)
-        intervals.append(found[key])
-    return intervals
+        if diffs:
+            values = np.asarray(diffs, dtype=np.float64)
+            distinct.setdefault(values.tobytes(), values)  # bit for bit: 0.0 and -0.0 are not the same
+    sums = _resample_sums(list(distinct.values()), _python_random(seed, resamples * longest), resamples)
+    found = {
+        key: _percentile_interval(total / len(values))
+        for (key, values), total in zip(distinct.items(), sums, strict=True)
+    }
+    return [found[np.asarray(diffs, dtype=np.float64).tobytes()] if diffs else None for diffs in groups]
 
 
 _BLOCK_ROWS = 500  # resamples worked through at once: their draws stay in the cache, not in memory
 
 
-def _percentile_interval(
-    values: npt.NDArray[np.float64], uniforms: npt.NDArray[np.float64], resamples: int
-) -> tuple[float, float]:
-    """The interval from the first `resamples * n` uniforms: resample `r` picks `values[floor(u * n)]`
+def _resample_sums(
+    groups: list[npt.NDArray[np.float64]], uniforms: npt.NDArray[np.float64], resamples: int
+) -> list[npt.NDArray[np.float64]]:
+    """Each group's `resamples` resample sums. Resample `r` of a group of `n` picks `values[floor(u * n)]`
     for its `n` uniforms from `r * n` on, as `random.choices` does (`u * n` is never negative, so the
-    integer cast is the floor)."""
+    integer cast is the floor), and adds them left to right as `sum()` does: the same float in every last
+    bit. A group of whole numbers (a pass/fail reward's differences) adds them as integers, which is
+    exact in any order, so in one call."""
     import numpy as np
 
-    n = len(values)
-    sums = np.empty(resamples)
+    sums = [np.empty(resamples) for _ in groups]
+    whole = [_as_whole(values) for values in groups]
+    by_size: dict[int, list[int]] = {}
+    for index, values in enumerate(groups):
+        by_size.setdefault(len(values), []).append(index)
     for first in range(0, resamples, _BLOCK_ROWS):
         rows = min(_BLOCK_ROWS, resamples - first)
-        block = uniforms[first * n : (first + rows) * n].reshape(rows, n)
-        picked = values[(block * float(n)).astype(np.intp)]
-        part = np.zeros(rows)
-        for column in range(n):  # left to right, as sum() adds: the same float in every last bit
-            part += picked[:, column]
-        sums[first : first + rows] = part
-    means = np.sort(sums / n)
-    low = float(means[math.floor(0.025 * resamples)])
-    high = float(means[math.ceil(0.975 * resamples) - 1])
-    return low, high
+        for n, members in by_size.items():
+            block = uniforms[first * n : (first + rows) * n].reshape(rows, n)
+            positions = (block * float(n)).astype(np.intp)
+            for index in members:
+                numbers = whole[index]
+                if numbers is not None:
+                    sums[index][first : first + rows] = numbers[positions].sum(axis=1)
+                    continue
+                picked = groups[index][positions]
+                part = np.zeros(rows)
+                for column in range(n):
+                    part += picked[:, column]
+                sums[index][first : first + rows] = part
+    return sums
+
+
+def _as_whole(values: npt.NDArray[np.float64]) -> npt.NDArray[np.int64] | None:
+    """The values as integers when each is one (and small enough for any sum of them to stay exact)."""
+    import numpy as np
+
+    if not np.all(np.abs(values) <= 2**20):
+        return None
+    numbers = values.astype(np.int64)
+    return numbers if np.array_equal(numbers, values) else None
+
+
+def _percentile_interval(means: npt.NDArray[np.float64]) -> tuple[float, float]:
+    """The percentile 95 % interval of the resample means."""
+    import numpy as np
+
+    resamples = len(means)
+    ordered = np.sort(means)
+    return float(ordered[math.floor(0.025 * resamples)]), float(ordered[math.ceil(0.975 * resamples) - 1])
 
 
 def _python_random(seed: int, count: int) -> npt.NDArray[np.float64]:
