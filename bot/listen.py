@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.domain.errors import InfraError
+from bot.heap import freeze_startup_heap
 from bot.settings import ServerConfig
 
 log = logging.getLogger(__name__)
@@ -271,6 +272,8 @@ async def _serve(
     if alongside is not None:
         waits.append(asyncio.ensure_future(alongside()))
     try:
+        frozen = freeze_startup_heap()
+        log.debug("froze the startup heap: %d objects out of full collections", frozen)
         ready(listening)
         done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
