@@ -50,6 +50,7 @@ from bot.domain.clock import ManualClock, SystemClock
 from bot.domain.spec import Mode, RunSpec, TaskRef
 from bot.engine import build_engine
 from bot.engine.outbox_pruner import OutboxPruner, Pruned
+from bot.heap import freeze_startup_heap
 from bot.settings import EngineConfig
 from bot.slack.outbound.report_loader import build_report_view
 from bot.slack.views.report import paired_report
@@ -247,6 +248,7 @@ async def pairing_bench(runs: int, tasks: int, samples: int, scan_samples: int) 
         repo = results_checkout(root / "history", runs, tasks)
         print(f"runs={runs}\ntrial_folders={runs * tasks}")
         print(f"results_written_sec={time.perf_counter() - started:.1f}")
+        freeze_startup_heap()  # as `serve` does once it listens (`bot/heap.py`)
         scan = await pairing_ms(repo, spec, scan_samples, kept=False)
         print(f"pairing_scan_p99_ms={scan.p99:.1f}\npairing_scan_median_ms={scan.median:.1f}", flush=True)
         first, index = first_search_ms(repo, spec)
