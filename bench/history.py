@@ -14,8 +14,8 @@ word them:
   the empty database has none), and `/csb coverage --staging` over the example bench's selection (the
   finished staging runs the admin may see, newest first).
 
-Then the time migration 0008 (the lanes' model and three indexes on `lanes`) takes on the history
-through the bot's upgrade,
+Then the time migration 0008 (the lanes' model and three indexes on `lanes`) and migration 0012 (the
+summaries' valid lanes numbered) take on the history through the bot's upgrade,
 the bytes each run adds (`csb-bot db stats`' measure, the history's database minus the empty one, per
 run), and the outbox pruning of that history (`[notifier] keep_sent_days`, 30 days) with its longest
 batch (in the live part below, while acks are timed). Prints one `name=value` per figure and, last,
@@ -192,6 +192,18 @@ async def migration_seconds(store: Store) -> float:
     return time.perf_counter() - started
 
 
+async def lane_keys_seconds(store: Store) -> float:
+    """Migration 0012 (each summary's valid lanes numbered, `lane_keys`) run again on the history's
+    summaries: the numbers cleared and the database set back to 0011, then upgraded as `serve` does."""
+    async with store.write() as session:
+        await session.execute(text("UPDATE run_summaries SET valid_keys = NULL"))
+        await session.execute(text("DELETE FROM lane_keys"))
+        await session.execute(text("UPDATE alembic_version SET version_num = '0011'"))
+    started = time.perf_counter()
+    await store.create_tables()
+    return time.perf_counter() - started
+
+
 async def prune(store: Store) -> Pruned:
     return await OutboxPruner(store, ManualClock(NOW), KEEP_SENT, may_prune=lambda: True).prune()
 
@@ -210,6 +222,7 @@ async def one_database(url: str, runs: int, tasks: int, samples: int) -> tuple[F
         size = await measure(store)
         if runs:
             print(f"migration_0008_sec={await migration_seconds(store):.2f}", flush=True)
+            print(f"migration_0012_sec={await lane_keys_seconds(store):.2f}", flush=True)
         return filled, figures, size.total_bytes
     finally:
         await store.close()
