@@ -181,11 +181,11 @@ class TrialIndex:
                 continue
             for name in folder.dirs:
                 if lane is not None:
-                    stack.append((os.path.join(path, name), lane))
+                    stack.append((_child(path, name), lane))
                 elif name in lanes:
-                    stack.append((os.path.join(path, name), name))
+                    stack.append((_child(path, name), name))
                 elif not (name in every_lane or name.startswith(".")):
-                    stack.append((os.path.join(path, name), None))
+                    stack.append((_child(path, name), None))
         if self._dead_entries > max(self._live_entries, 1024):
             self._compact()
 
@@ -200,7 +200,7 @@ class TrialIndex:
                 if folder.dead or folder.lane not in lanes or not folder.path.startswith(below):
                     continue
                 for name in self._names_of(folder).get(key, ()):
-                    path = os.path.join(folder.path, name)
+                    path = _child(folder.path, name)
                     if path not in seen:
                         seen.add(path)
                         yield folder.path, name
@@ -216,7 +216,7 @@ class TrialIndex:
         if folder is None or folder.lane not in lanes or not folder.path.startswith(str(root) + os.sep):
             return None
         try:
-            st = os.lstat(os.path.join(*trial))
+            st = os.lstat(_child(*trial))
         except OSError:
             return None
         return trial if stat.S_ISDIR(st.st_mode) else None
@@ -289,7 +289,7 @@ class TrialIndex:
         if old is not None:
             self._retire(old)
             for name in set(old.dirs) - set(folder.dirs):
-                self._drop(os.path.join(path, name))
+                self._drop(_child(path, name))
         self._folders[path] = folder
         if lane is not None and trials:
             by_key = _by_key(trials)
@@ -321,7 +321,7 @@ class TrialIndex:
             return
         self._retire(folder)
         for name in folder.dirs:
-            self._drop(os.path.join(path, name))
+            self._drop(_child(path, name))
 
     def _retire(self, folder: _Folder) -> None:
         folder.dead = True
@@ -338,6 +338,12 @@ class TrialIndex:
             else:
                 del self._by_key[key]
         self._dead_entries = 0
+
+
+def _child(folder: str, name: str) -> str:
+    """`os.path.join` for a name from a listing (never absolute): a search joins one per folder it walks,
+    some 5,000 a year, and the plain concatenation costs about a quarter of `join`."""
+    return folder + name if folder.endswith(os.sep) else folder + os.sep + name
 
 
 def _split(entries: Iterator[os.DirEntry[str]]) -> tuple[list[str], list[str]]:
