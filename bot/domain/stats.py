@@ -179,17 +179,22 @@ def bootstrap_mean_diff_cis(
         return [None] * len(groups)
     import numpy as np  # here, not at the top: the records and formats above serve every bot at start
 
+    keys: list[bytes | None] = []
     distinct: dict[bytes, npt.NDArray[np.float64]] = {}
     for diffs in groups:
-        if diffs:
-            values = np.asarray(diffs, dtype=np.float64)
-            distinct.setdefault(values.tobytes(), values)  # bit for bit: 0.0 and -0.0 are not the same
+        if not diffs:
+            keys.append(None)
+            continue
+        values = np.asarray(diffs, dtype=np.float64)
+        key = values.tobytes()  # bit for bit: 0.0 and -0.0 are not the same group
+        distinct.setdefault(key, values)
+        keys.append(key)
     sums = _resample_sums(list(distinct.values()), _python_random(seed, resamples * longest), resamples)
     found = {
         key: _percentile_interval(total / len(values))
         for (key, values), total in zip(distinct.items(), sums, strict=True)
     }
-    return [found[np.asarray(diffs, dtype=np.float64).tobytes()] if diffs else None for diffs in groups]
+    return [None if key is None else found[key] for key in keys]
 
 
 _BLOCK_ROWS = 500  # resamples worked through at once: their draws stay in the cache, not in memory

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import case, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import QueryableAttribute, defer
 from sqlmodel import col
@@ -80,8 +80,8 @@ async def record(session: AsyncSession, run_id: int) -> None:
         raise ValueError(f"run #{run_id} has no request")
     lanes = await summed_lanes(session, run_id)
     row = summary_row(run_id, run.state, run.finished_at, request, request.spec, run_figures(lanes))
-    row |= kept_lanes(run.run_dir, lanes)
-    row["valid_keys"] = await valid_keys(session, valid_lanes(lanes))
+    valid = valid_lanes(lanes)
+    row |= _kept(run.run_dir, valid) | {"valid_keys": await valid_keys(session, valid)}
     await session.execute(insert(session, RunSummary).values(**row).on_conflict_do_nothing())
 
 
@@ -133,8 +133,13 @@ def summary_row(
 
 
 def kept_lanes(run_dir: str, lanes: Sequence[SummedRow]) -> dict[str, Any]:
-    """The columns `/csb coverage --staging` reads: the run's folder and its valid lanes."""
-    return {"run_dir": run_dir, "valid_json": json.dumps([list(lane) for lane in valid_lanes(lanes)])}
+    """The columns `/csb coverage --staging` reads: the run's folder and its valid lanes (as JSON; migration
+    0010 writes these, 0012 the numbers)."""
+    return _kept(run_dir, valid_lanes(lanes))
+
+
+def _kept(run_dir: str, valid: Sequence[lane_keys.Key]) -> dict[str, Any]:
+    return {"run_dir": run_dir, "valid_json": json.dumps([list(lane) for lane in valid])}
 
 
 async def valid_keys(session: AsyncSession, lanes: Sequence[lane_keys.Key]) -> bytes:
@@ -208,28 +213,22 @@ async def valid_lane_counts(session: AsyncSession, run_ids: Sequence[int]) -> Co
     task key): their packed numbers added up at once; a summary an older csb-bot wrote has its lanes as
     JSON alone, and is decoded."""
     numbers: list[bytes] = []
-    older: list[int] = []
+    older: Counter[lane_keys.Key] = Counter()
+    json_if_older = case((col(RunSummary.valid_keys).is_(None), col(RunSummary.valid_json)), else_=None)
     for first in range(0, len(run_ids), _RUNS_AT_ONCE):
         rows = await session.execute(
-            select(col(RunSummary.run_id), col(RunSummary.valid_keys)).where(
+            select(col(RunSummary.valid_keys), json_if_older).where(
                 col(RunSummary.run_id).in_(list(run_ids[first : first + _RUNS_AT_ONCE]))
             )
         )
-        for run_id, packed in rows.all():
-            if packed is None:
-                older.append(run_id)
-            else:
+        for packed, valid in rows.all():
+            if packed is not None:
                 numbers.append(packed)
+            else:
+                older.update(cast("list[lane_keys.Key]", list(map(tuple, json.loads(valid)))))
     counted = lane_keys.count(numbers)
     keys = await lane_keys.keys_of(session, counted.keys())
-    found = Counter({keys[number]: n for number, n in counted.items()})
-    if older:
-        decoded = await session.execute(
-            select(col(RunSummary.valid_json)).where(col(RunSummary.run_id).in_(older))
-        )
-        for valid in decoded.scalars():
-            found.update(cast("list[lane_keys.Key]", list(map(tuple, json.loads(valid)))))
-    return found
+    return Counter({keys[number]: n for number, n in counted.items()}) + older
 
 
 PairStates = dict[int, list[tuple[int, LaneStatus]]]
