@@ -21,6 +21,7 @@ from bot.domain.policy import (
     may_control,
     may_request,
     needs_usergroups,
+    reminder_cutoffs,
     reminder_due,
 )
 from bot.domain.spec import Category
@@ -228,6 +229,15 @@ def test_expiry_defaults_to_24_hours() -> None:
     assert expires_at(T0, policy, STAGING) == T0 + timedelta(hours=24)
     assert not is_expired(T0, T0 + timedelta(hours=23, minutes=59), policy, STAGING)
     assert is_expired(T0, T0 + timedelta(hours=24), policy, OFFICIAL)
+
+
+def test_reminder_cutoffs_name_only_the_categories_that_remind() -> None:
+    assert reminder_cutoffs(T0, PolicyConfig()) == {OFFICIAL: T0 - timedelta(hours=4)}  # staging: never
+    both = _policy(staging={"remind_after_minutes": 15}, official={"remind_after_minutes": 30})
+    assert reminder_cutoffs(T0, both) == {
+        STAGING: T0 - timedelta(minutes=15),
+        OFFICIAL: T0 - timedelta(minutes=30),
+    }
 
 
 def test_reminder_repeats_each_interval_until_expiry() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Awaitable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,12 +16,12 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, Opera
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain.spec import RunParams, RunSpec
+from bot.domain.spec import Category, RunParams, RunSpec
 from bot.domain.states import RequestState
 from bot.store import approvals, audit, requests
 from bot.store.availability import DATABASE_ERRORS, Outage, outage, unavailable
 from bot.store.db import Store
-from bot.store.records import NewRequest
+from bot.store.records import NewRequest, PendingWait
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SPEC = RunSpec(
@@ -155,4 +155,29 @@ async def test_a_double_click_reaching_two_processes_counts_once(db_url: str) ->
     assert await overlapping_writes(store, approve, approve) == (True, False)
     async with store.read() as session:
         assert await approvals.approvers(session, 1, 1) == ["U0BOB"]
+    await store.close()
+
+
+async def test_the_reminder_timer_reads_only_requests_past_their_categorys_cutoff(db_url: str) -> None:
+    store = await open_store(db_url)  # request 1: staging, made at NOW
+    hour = timedelta(hours=1)
+    async with store.write() as session:
+        for made, category in [(NOW, "official"), (NOW - hour, "official"), (NOW - 2 * hour, "official")]:
+            await requests.create_request(
+                session,
+                NewRequest(SPEC, "U0ALICE", "C0PLAY", None, made, category, "{}", expires_at=None),
+            )
+        assert await requests.mark_reminded(session, 4, NOW)  # made long ago, reminded just now
+        await requests.decide(session, 3, to=RequestState.REJECTED, actor="U0BOB", now=NOW, revision=1)
+    official = {Category.OFFICIAL: NOW - hour / 2}
+    async with store.read() as session:
+        assert await requests.waiting(session, official) == []  # 2 is too new, 3 decided, 4 just reminded
+        later = {Category.OFFICIAL: NOW + hour}
+        assert [wait.id for wait in await requests.waiting(session, later)] == [2, 4]
+        assert await requests.waiting(session, {Category.STAGING: NOW, **later}) == [
+            PendingWait(1, "staging", NOW, None),
+            PendingWait(2, "official", NOW, None),
+            PendingWait(4, "official", NOW - 2 * hour, NOW),
+        ]
+        assert await requests.waiting(session, {}) == []
     await store.close()

@@ -344,11 +344,21 @@ def reminder_due(
     Repeats every `remind_after_minutes` while the request is pending, so approvers get a nudge per
     interval rather than one they may miss.
     """
-    minutes = policy.for_category(category).remind_after_minutes
-    if minutes is None or is_expired(created_at, now, policy, category):
+    cutoff = reminder_cutoffs(now, policy).get(category)
+    if cutoff is None or is_expired(created_at, now, policy, category):
         return False
-    since = last_reminded_at or created_at
-    return now - since >= timedelta(minutes=minutes)
+    return (last_reminded_at or created_at) <= cutoff
+
+
+def reminder_cutoffs(now: datetime, policy: PolicyConfig) -> dict[Category, datetime]:
+    """For each category that reminds, how late a request's last reminder (or, before one, its creation)
+    may be for the next to be due now: `reminder_due`'s wait, as a bound a query can filter on."""
+    cutoffs = {}
+    for category in Category:
+        minutes = policy.for_category(category).remind_after_minutes
+        if minutes is not None:
+            cutoffs[category] = now - timedelta(minutes=minutes)
+    return cutoffs
 
 
 def _override_refusal(

@@ -19,6 +19,7 @@ from bot.domain.policy import (
     approvals_needed,
     may_approve,
     may_control,
+    reminder_cutoffs,
     reminder_due,
 )
 from bot.domain.spec import Category
@@ -305,8 +306,8 @@ class ApprovalService:
         now = self._clock.now()
         reminded = 0
         async with self._store.write() as session:
-            for request in await requests.pending(session):
-                category = _category(request)
+            for request in await requests.waiting(session, reminder_cutoffs(now, self._policy)):
+                category = Category(request.category)
                 if not reminder_due(request.created_at, request.reminded_at, now, self._policy, category):
                     continue
                 await requests.mark_reminded(session, request.id, now)

@@ -104,6 +104,16 @@ class RunRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class PendingWait:
+    """A pending request as the reminder timer weighs it: when it was made and last reminded, no spec."""
+
+    id: int
+    category: str
+    created_at: datetime
+    reminded_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class NewRequest:
     """A request to be created pending (`store.requests.create_request`)."""
 

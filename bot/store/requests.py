@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, select, text, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.domain.spec import Category
 from bot.domain.states import RequestState, check_request_move
 from bot.store import records
 from bot.store.models import RunRequest
@@ -159,11 +161,30 @@ async def pending_due(session: AsyncSession, now: datetime) -> list[records.RunR
     return [records.RunRequest.from_row(request) for request in rows.scalars()]
 
 
-async def pending(session: AsyncSession) -> list[records.RunRequest]:
+async def waiting(session: AsyncSession, cutoffs: Mapping[Category, datetime]) -> list[records.PendingWait]:
+    """Pending requests of each category in `cutoffs` last reminded (or, never reminded, made) at or
+    before its cutoff: the reminder timer's candidates. Their specs are not read: the timer runs every
+    half minute on the event loop, and a burst of requests pending would be parsed each time."""
+    if not cutoffs:
+        return []
+    last = func.coalesce(col(RunRequest.reminded_at), col(RunRequest.created_at))
     rows = await session.execute(
-        select(RunRequest).where(col(RunRequest.state) == RequestState.PENDING).order_by(col(RunRequest.id))
+        select(
+            col(RunRequest.id),
+            col(RunRequest.category),
+            col(RunRequest.created_at),
+            col(RunRequest.reminded_at),
+        )
+        .where(
+            col(RunRequest.state) == RequestState.PENDING,
+            or_(*(and_(col(RunRequest.category) == c, last <= cutoff) for c, cutoff in cutoffs.items())),
+        )
+        .order_by(col(RunRequest.id))
     )
-    return [records.RunRequest.from_row(request) for request in rows.scalars()]
+    return [
+        records.PendingWait(records.stored_id(row), row.category, row.created_at, row.reminded_at)
+        for row in rows
+    ]
 
 
 async def mark_reminded(session: AsyncSession, request_id: int, now: datetime) -> bool:
