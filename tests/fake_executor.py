@@ -33,6 +33,7 @@ class FakeExecutor:
         self.stops: list[tuple[int, str]] = []  # (lane id, "interrupt" or "kill"), in order
         self.away: str | None = None  # set: `unavailable` says this, and no lane starts
         self.refuse: str | None = None  # set: `start` answers this InfraError for every lane
+        self.refused: list[LaneLaunch] = []  # the launches it answered so
         self.on_exit: Callable[[], None] | None = None
 
     def end(self, lane_id: int, exit_code: int = 0) -> None:
@@ -46,6 +47,7 @@ class FakeExecutor:
 
     async def start(self, launches: Sequence[LaneLaunch]) -> list[int | InfraError | None]:
         if self.refuse is not None:
+            self.refused += launches
             return [InfraError(self.refuse) for _ in launches]
         for launch in launches:
             self.launches[launch.lane_id] = launch

@@ -81,6 +81,11 @@ async def test_a_start_the_executor_refuses_is_an_infrastructure_failure_tried_a
         lanes = await kit.lanes(run_id)
         assert {(lane.state, lane.attempt) for lane in lanes} == {(LaneStatus.QUEUED, 1)}
         assert all(lane.not_before is not None for lane in lanes)  # backed off, not spinning
+        # The MCP lanes ran from task copies (the Dockerfile variant swapped in); none is left behind.
+        paths = [Path(launch.argv[launch.argv.index("--path") + 1]) for launch in kit.fake.refused]
+        copies = [path for path in paths if path.name.startswith("mcp_")]
+        assert len(paths) == 2 and len(copies) == 1
+        assert not copies[0].exists()
         assert (await kit.run(run_id)).state is RunState.RUNNING
         kit.fake.refuse = None
         kit.clock.advance(timedelta(seconds=kit.config.retry_backoff_sec + 1))

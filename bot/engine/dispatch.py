@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.csb.harbor_run import LaunchConfig
 from bot.csb.preflight import account_health, has_account_health
-from bot.csb.task_copy import lane_variant
+from bot.csb.task_copy import copy_path, lane_variant, remove_copy
 from bot.csb.usage_cache import UsageCache, cache_path, read_usage_cache
 from bot.domain.clock import Clock
 from bot.domain.errors import InfraError
@@ -63,6 +63,14 @@ class Claim:
 class ClaimBatch:
     claims: list[Claim] = field(default_factory=list)
     unpinned: int | None = None  # a queued run that reached free slots and needs its spec pinned first
+
+
+def _remove_copies(claims: list[Claim]) -> None:
+    """The task copies of attempts that never started: no process will end to have them removed, and a
+    retry makes a copy of its own (its marker is new)."""
+    for claim in claims:
+        lane = claim.lane
+        remove_copy(copy_path(lane.role, lane.config, lane.task_id, claim.marker))
 
 
 class Dispatcher:
@@ -128,6 +136,7 @@ class Dispatcher:
                 self._unrecorded[claim.lane.id] = pid
             started += 1
         if failures:
+            await asyncio.to_thread(_remove_copies, [claim for claim, _ in failures])
             async with self._store.write() as session:
                 endings = [self._fail_to_start(claim, reason) for claim, reason in failures]
                 await apply(session, endings, self._clock.now(), self._config)
