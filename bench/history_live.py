@@ -394,6 +394,7 @@ class Acks:
     full: Sample = field(default_factory=Sample)
     while_pruning: Sample = field(default_factory=Sample)
     pruned: Pruned | None = None
+    rounds: list[tuple[float, float]] = field(default_factory=list)  # each round's p99s, history and empty
 
     @property
     def ratio(self) -> float:
@@ -459,8 +460,11 @@ async def acks(children: Children, urls: tuple[str, str], rounds: int, requests_
         for index, bot in enumerate(bots):
             await _phase(session, bot, requests_per_phase, index)
         for _ in range(rounds):
-            found.empty.extend(await _phase(session, bots[0], requests_per_phase, 0))
-            found.full.extend(await _phase(session, bots[1], requests_per_phase, 1))
+            empty = await _phase(session, bots[0], requests_per_phase, 0)
+            full = await _phase(session, bots[1], requests_per_phase, 1)
+            found.empty.extend(empty)
+            found.full.extend(full)
+            found.rounds.append((p99(full.latencies_ms), p99(empty.latencies_ms)))
         pruning = asyncio.create_task(prune_in_a_process(urls[1]))
         while not pruning.done():
             found.while_pruning.extend(await _phase(session, bots[1], requests_per_phase, 1))

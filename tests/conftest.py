@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ def docker_daemon() -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DOCKER_HOST", host)
         yield host
+    shutil.rmtree(Path(host.removeprefix("unix://")).parent, ignore_errors=True)  # its socket's own folder
 
 
 @pytest.hookimpl(wrapper=True)
